@@ -1,0 +1,109 @@
+//! Stable reason codes. They are part of the wire format (hook answers, API bodies, receipts):
+//! never rename one; add new ones at the end of their group. `docs/reason-codes.md` documents
+//! each, and a test checks that the document and this list agree.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! reason_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal : $summary:literal ,)*) => {
+        /// Why a finding was raised, as a stable `SCREAMING_SNAKE_CASE` code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ReasonCode {
+            $( $(#[$doc])* #[serde(rename = $code)] $variant, )*
+        }
+
+        impl ReasonCode {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [ReasonCode] = &[$(ReasonCode::$variant,)*];
+
+            /// The stable wire name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ReasonCode::$variant => $code,)* }
+            }
+
+            /// One line saying what the code means.
+            pub fn summary(self) -> &'static str {
+                match self { $(ReasonCode::$variant => $summary,)* }
+            }
+
+            /// Looks a code up by its wire name.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($code => Some(ReasonCode::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+reason_codes! {
+    // -- analysis of an action ------------------------------------------------------------------
+    /// A rule from a rule pack matched.
+    RuleMatch = "RULE_MATCH": "a rule from a rule pack matched the action",
+    /// The command is on the known read-only list.
+    ReadOnly = "READ_ONLY": "every command is on the known read-only list",
+    /// A command that is neither read-only nor matched by a rule.
+    UnknownCommand = "UNKNOWN_COMMAND": "a command that is not known to be read-only and matched no rule",
+    /// The shell parser rejected the input (or panicked).
+    ParseError = "PARSE_ERROR": "the command line could not be parsed, so it cannot be analysed",
+    /// Code assembled at run time (`eval "$x"`, `bash -c "$y"`, `$cmd args`).
+    DynamicCode = "DYNAMIC_CODE": "the command runs code that is only known at run time",
+    /// A decoded or generated payload is fed to an interpreter.
+    DecodedPayload = "DECODED_PAYLOAD": "an encoded or generated payload is piped into a shell or interpreter",
+    /// The input is over the size limit.
+    InputTooLarge = "INPUT_TOO_LARGE": "the input is larger than the analysis limit",
+    /// Wrappers or substitutions nest deeper than the analyser follows.
+    NestingTooDeep = "NESTING_TOO_DEEP": "wrappers or substitutions nest deeper than the analysis limit",
+    /// ANSI escapes or control characters that can hide text on a terminal.
+    TerminalDeception = "TERMINAL_DECEPTION": "escape sequences or control characters that can hide what runs",
+    /// A NUL byte in the input.
+    NulByte = "NUL_BYTE": "the input contains a NUL byte",
+    /// Confusable or invisible Unicode characters in a command word.
+    ConfusableCommand = "CONFUSABLE_COMMAND": "a command word contains look-alike or invisible Unicode characters",
+    /// An expansion that may resolve to `/`, `~` or another root.
+    UnsafeExpansion = "UNSAFE_EXPANSION": "a parameter expansion may resolve to / or ~ in a destructive command",
+    /// Inline interpreter code (`python -c`, `perl -e`, …) with a dangerous capability.
+    InlineCode = "INLINE_CODE": "inline interpreter code spawns processes, deletes files, uses the network or reads secrets",
+    /// A write or edit to a sensitive path.
+    SensitivePath = "SENSITIVE_PATH": "a write to a sensitive path (credentials, system configuration, agent configuration)",
+    // -- input and protocol ---------------------------------------------------------------------
+    /// Input that is not valid UTF-8.
+    NotUtf8 = "NOT_UTF8": "the input is not valid UTF-8",
+    /// Input that does not follow the expected wire format.
+    MalformedInput = "MALFORMED_INPUT": "the input does not follow the expected format",
+    /// A tool the analyser has no rules for.
+    UnsupportedTool = "UNSUPPORTED_TOOL": "the tool is not one the analyser knows; a person should look",
+    /// airlock failed internally; failing closed.
+    InternalError = "INTERNAL_ERROR": "airlock failed internally and denies to stay safe",
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        for c in ReasonCode::ALL {
+            assert_eq!(ReasonCode::parse(c.as_str()), Some(*c));
+            let json = serde_json::to_string(c).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+    }
+
+    #[test]
+    fn codes_are_documented() {
+        let doc = include_str!("../../../docs/reason-codes.md");
+        for c in ReasonCode::ALL {
+            assert!(
+                doc.contains(&format!("`{}`", c.as_str())),
+                "{} missing from docs/reason-codes.md",
+                c.as_str()
+            );
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Sensitive paths (filled in by the hook work).

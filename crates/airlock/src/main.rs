@@ -1,0 +1,47 @@
+//! The `airlock` binary: parses the command line and hands each subcommand to its module under
+//! `cmd/`. Start-up stays lean (no database, no rule compilation) because hooks run this binary
+//! once per agent action.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "airlock", version, about = "A firewall for the actions of LLM agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decide on one shell command line (exit 0 allow, 1 deny, 2 ask, 3 error).
+    Check(cmd::check::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // Help and version are not errors; anything else is a usage error (exit 3).
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(cmd::EXIT_ERROR),
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Check(a) => cmd::check::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("airlock: error: {e:#}");
+            ExitCode::from(cmd::EXIT_ERROR)
+        }
+    }
+}
