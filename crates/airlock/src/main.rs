@@ -18,6 +18,10 @@ struct Cli {
 enum Command {
     /// Decide on one shell command line (exit 0 allow, 1 deny, 2 ask, 3 error).
     Check(cmd::check::Args),
+    /// Run the labelled corpora and print measured detection quality.
+    Eval(cmd::eval::Args),
+    /// Measure whole-process and end-to-end speed.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
+        Command::Eval(a) => cmd::eval::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,7 +1,9 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<u8>`
 //! returning the process exit code.
 
+pub mod bench;
 pub mod check;
+pub mod eval;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;

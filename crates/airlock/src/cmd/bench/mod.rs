@@ -1,0 +1,24 @@
+//! `airlock bench`: whole-process and end-to-end measurements (in-process speed lives in
+//! `cargo bench`).
+
+use anyhow::Result;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(clap::Subcommand)]
+enum What {
+    /// Whole-process latency of `airlock hook` against spawning /bin/true.
+    Hook(hook::Args),
+}
+
+pub mod hook;
+
+pub fn run(args: Args) -> Result<u8> {
+    match args.what {
+        What::Hook(a) => hook::run(a),
+    }
+}

@@ -1,0 +1,23 @@
+//! `airlock eval`: runs the labelled corpora and prints measured detection quality.
+
+use anyhow::Result;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    suite: Suite,
+}
+
+#[derive(clap::Subcommand)]
+enum Suite {
+    /// Shell-command corpora (dcg, tirith, Hermes vectors): recall and benign ask rate.
+    Commands(commands::Args),
+}
+
+pub mod commands;
+
+pub fn run(args: Args) -> Result<u8> {
+    match args.suite {
+        Suite::Commands(a) => commands::run(a),
+    }
+}

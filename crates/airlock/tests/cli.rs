@@ -1,0 +1,5 @@
+//! End-to-end tests of the `airlock` binary, one module per subcommand.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod check;
