@@ -7,6 +7,7 @@
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
 pub mod paths;
+pub mod rules;
 
 /// Analyses one command line with the built-in rule packs.
 pub fn analyse(command: &str) -> Assessment {

@@ -1,0 +1,273 @@
+//! Rule packs: TOML files under `rules/shell/`, compiled once into a prefiltered matcher.
+//!
+//! A rule matches one *text* produced by the analyser (a command's canonical argv, a pipeline,
+//! a redirection target, or inline interpreter code). An Aho-Corasick pass over every rule's
+//! literal keywords picks the candidates; one `RegexSet` per text kind then confirms them. A
+//! rule whose keywords do not occur is never tried, so every rule must carry keywords that its
+//! matches always contain (a test checks every example against the prefilter).
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use airlock_core::{Decision, Severity, Tier};
+use regex::{Regex, RegexSet, RegexSetBuilder};
+use serde::Deserialize;
+
+/// What text a rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// One simple command after unwrapping, rendered as a quoted argv: `rm -rf /`.
+    Command,
+    /// A whole pipeline: the stages' canonical commands joined by ` | `.
+    Pipeline,
+    /// The static target path of an output redirection (`> /dev/sda`).
+    Redirect,
+    /// Inline interpreter code (`python -c CODE`, `perl -e CODE`, heredoc bodies for them).
+    Code,
+}
+
+impl Target {
+    pub const ALL: [Target; 4] = [Target::Command, Target::Pipeline, Target::Redirect, Target::Code];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One pack file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    pub pack: String,
+    pub description: String,
+    #[serde(default, rename = "rules")]
+    pub rules: Vec<RuleSpec>,
+}
+
+/// One rule as written in a pack file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub id: String,
+    #[serde(default = "default_target")]
+    pub on: Target,
+    /// Literal keywords (matched ASCII case-insensitively); at least one occurs in every match.
+    pub keywords: Vec<String>,
+    /// Regex over the text.
+    pub pattern: String,
+    /// Optional regex; when it also matches, the rule does not fire.
+    #[serde(default)]
+    pub unless: Option<String>,
+    pub decision: Decision,
+    pub tier: u8,
+    pub severity: Severity,
+    pub message: String,
+    #[serde(default)]
+    pub remediation: String,
+    /// Whole command lines that must produce this rule.
+    #[serde(rename = "match")]
+    pub examples: Vec<String>,
+    /// Whole command lines that must not produce this rule.
+    #[serde(default, rename = "not_match")]
+    pub counter_examples: Vec<String>,
+}
+
+fn default_target() -> Target {
+    Target::Command
+}
+
+/// A compiled rule.
+#[derive(Debug)]
+pub struct Rule {
+    /// `pack.rule`.
+    pub id: String,
+    pub on: Target,
+    pub decision: Decision,
+    pub tier: Tier,
+    pub severity: Severity,
+    pub message: String,
+    pub remediation: String,
+    pub unless: Option<Regex>,
+    pub keywords: Vec<String>,
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+/// Errors found while loading rule packs: a broken rule fails at load, never in production.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("{file}: invalid TOML: {source}")]
+    Toml {
+        file: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("rule {id}: {problem}")]
+    Invalid { id: String, problem: String },
+    #[error("rule set: {0}")]
+    Build(String),
+}
+
+/// Per-kind matcher: the rules that look at one kind of text.
+struct KindSet {
+    /// Indices into `RuleSet::rules`, in the order of `set`'s patterns.
+    rules: Vec<usize>,
+    set: RegexSet,
+}
+
+/// All compiled rules with their prefilter.
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    /// Keyword automaton; pattern `k` belongs to rule `keyword_owner[k]`.
+    keywords: AhoCorasick,
+    keyword_owner: Vec<usize>,
+    kinds: Vec<KindSet>,
+    /// Position of each rule inside its kind's `RegexSet`.
+    slot: Vec<usize>,
+}
+
+impl std::fmt::Debug for RuleSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuleSet").field("rules", &self.rules.len()).finish()
+    }
+}
+
+/// Pack files compiled into the binary, as `(file name, contents)`.
+pub const BUILTIN_PACKS: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/packs.rs"));
+
+impl RuleSet {
+    /// Parses and compiles pack files.
+    pub fn from_packs<'a>(
+        packs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, RuleError> {
+        let mut rules = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut patterns: Vec<Vec<(usize, String)>> = vec![Vec::new(); Target::ALL.len()];
+        for (file, text) in packs {
+            let pack: PackFile = toml::from_str(text).map_err(|source| RuleError::Toml {
+                file: file.to_string(),
+                source,
+            })?;
+            for spec in pack.rules {
+                let id = format!("{}.{}", pack.pack, spec.id);
+                let bad = |problem: &str| RuleError::Invalid {
+                    id: id.clone(),
+                    problem: problem.to_string(),
+                };
+                if !seen.insert(id.clone()) {
+                    return Err(bad("duplicate rule id"));
+                }
+                if spec.keywords.is_empty() || spec.keywords.iter().any(|k| k.trim().is_empty()) {
+                    return Err(bad("needs at least one non-empty keyword"));
+                }
+                if spec.examples.is_empty() {
+                    return Err(bad("needs at least one `match` example"));
+                }
+                if spec.message.trim().is_empty() {
+                    return Err(bad("needs a message"));
+                }
+                let tier = Tier::try_from(spec.tier).map_err(|e| bad(&e))?;
+                Regex::new(&spec.pattern).map_err(|e| bad(&format!("pattern: {e}")))?;
+                let unless = match &spec.unless {
+                    Some(u) => Some(Regex::new(u).map_err(|e| bad(&format!("unless: {e}")))?),
+                    None => None,
+                };
+                patterns[spec.on.index()].push((rules.len(), spec.pattern.clone()));
+                rules.push(Rule {
+                    id,
+                    on: spec.on,
+                    decision: spec.decision,
+                    tier,
+                    severity: spec.severity,
+                    message: spec.message,
+                    remediation: spec.remediation,
+                    unless,
+                    keywords: spec.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
+                    examples: spec.examples,
+                    counter_examples: spec.counter_examples,
+                });
+            }
+        }
+        let mut slot = vec![0; rules.len()];
+        let mut kinds = Vec::with_capacity(Target::ALL.len());
+        for list in patterns {
+            let set = RegexSetBuilder::new(list.iter().map(|(_, p)| p.as_str()))
+                .size_limit(64 << 20)
+                .build()
+                .map_err(|e| RuleError::Build(e.to_string()))?;
+            for (pos, (r, _)) in list.iter().enumerate() {
+                slot[*r] = pos;
+            }
+            kinds.push(KindSet {
+                rules: list.into_iter().map(|(r, _)| r).collect(),
+                set,
+            });
+        }
+        let mut kw = Vec::new();
+        let mut keyword_owner = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            for k in &r.keywords {
+                kw.push(k.clone());
+                keyword_owner.push(i);
+            }
+        }
+        let keywords = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&kw)
+            .map_err(|e| RuleError::Build(e.to_string()))?;
+        Ok(RuleSet {
+            rules,
+            keywords,
+            keyword_owner,
+            kinds,
+            slot,
+        })
+    }
+
+    /// The packs compiled into the binary.
+    pub fn builtin() -> Result<Self, RuleError> {
+        Self::from_packs(BUILTIN_PACKS.iter().copied())
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Rules of kind `on` that match `text`. With `prefilter` off every rule of the kind is
+    /// tried (used by the test that proves the prefilter hides nothing).
+    pub fn matches(&self, on: Target, text: &str, prefilter: bool) -> Vec<&Rule> {
+        let kind = &self.kinds[on.index()];
+        if kind.rules.is_empty() {
+            return Vec::new();
+        }
+        let mut candidate = vec![!prefilter; self.rules.len()];
+        if prefilter {
+            let mut any = false;
+            for m in self.keywords.find_overlapping_iter(text) {
+                let owner = self.keyword_owner[m.pattern().as_usize()];
+                if self.rules[owner].on == on {
+                    candidate[owner] = true;
+                    any = true;
+                }
+            }
+            if !any {
+                return Vec::new();
+            }
+        }
+        let hits = kind.set.matches(text);
+        let mut out = Vec::new();
+        for pos in hits.iter() {
+            let r = kind.rules[pos];
+            if !candidate[r] {
+                continue;
+            }
+            let rule = &self.rules[r];
+            debug_assert_eq!(self.slot[r], pos);
+            if rule.unless.as_ref().is_some_and(|u| u.is_match(text)) {
+                continue;
+            }
+            out.push(rule);
+        }
+        out
+    }
+}
