@@ -58,7 +58,13 @@ pub enum Tier {
 }
 
 impl Tier {
-    pub const ALL: [Tier; 5] = [Tier::Safe, Tier::Low, Tier::Medium, Tier::High, Tier::Critical];
+    pub const ALL: [Tier; 5] = [
+        Tier::Safe,
+        Tier::Low,
+        Tier::Medium,
+        Tier::High,
+        Tier::Critical,
+    ];
 
     pub fn as_u8(self) -> u8 {
         self as u8
@@ -148,11 +154,7 @@ impl Assessment {
             .max()
             .unwrap_or(default)
             .max(default);
-        let tier = reasons
-            .iter()
-            .map(|f| f.tier)
-            .max()
-            .unwrap_or(Tier::Safe);
+        let tier = reasons.iter().map(|f| f.tier).max().unwrap_or(Tier::Safe);
         reasons.sort_by(|a, b| b.decision.cmp(&a.decision).then(b.tier.cmp(&a.tier)));
         Assessment {
             decision,
@@ -215,7 +217,10 @@ mod tests {
 
     #[test]
     fn tier_serde_is_a_number() {
-        assert_eq!(serde_json::to_string(&Tier::High).ok().as_deref(), Some("3"));
+        assert_eq!(
+            serde_json::to_string(&Tier::High).ok().as_deref(),
+            Some("3")
+        );
         assert!(serde_json::from_str::<Tier>("5").is_err());
         assert_eq!(Decision::parse("ask"), Some(Decision::Ask));
     }

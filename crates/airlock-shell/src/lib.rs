@@ -1,26 +1,202 @@
 //! Shell-command analysis: parse a command line into a tree, walk everything that runs, unwrap
-//! wrappers, and match the resulting simple commands against rule packs.
+//! wrappers, and match the resulting commands against data-driven rule packs.
 //!
-//! The entry point is [`analyse`], which never panics and never fails: what cannot be analysed
-//! becomes at least an `ask` finding with its own reason code.
+//! The entry point is [`analyse`]. It never panics and never fails: what cannot be analysed
+//! becomes at least an `ask` finding with its own reason code, and an internal failure denies.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
+pub mod canon;
+pub mod evasion;
+pub mod inline;
 pub mod paths;
+pub mod readonly;
 pub mod rules;
+pub mod unwrap;
+mod walk;
+pub mod word;
+
+pub use rules::{RuleError, RuleSet, Target};
+
+/// Lines longer than this are not analysed (asked instead).
+pub const MAX_INPUT: usize = 64 * 1024;
+
+/// A compiled analyser: rule packs plus the walker's configuration.
+#[derive(Debug)]
+pub struct Analyzer {
+    rules: RuleSet,
+}
+
+static BUILTIN: OnceLock<Result<Analyzer, RuleError>> = OnceLock::new();
+
+impl Analyzer {
+    pub fn new(rules: RuleSet) -> Self {
+        Analyzer { rules }
+    }
+
+    /// The analyser with the built-in packs, compiled on first use.
+    pub fn builtin() -> Result<&'static Analyzer, &'static RuleError> {
+        BUILTIN
+            .get_or_init(|| RuleSet::builtin().map(Analyzer::new))
+            .as_ref()
+    }
+
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Analyses one command line.
+    pub fn analyse(&self, command: &str) -> Assessment {
+        self.analyse_with(command, true)
+    }
+
+    /// Analyses with the keyword prefilter on or off (off tries every rule: used to prove the
+    /// prefilter hides nothing).
+    pub fn analyse_with(&self, command: &str, prefilter: bool) -> Assessment {
+        match catch_unwind(AssertUnwindSafe(|| self.analyse_inner(command, prefilter))) {
+            Ok(a) => a,
+            Err(_) => internal_error("the analyser failed on this input"),
+        }
+    }
+
+    fn analyse_inner(&self, command: &str, prefilter: bool) -> Assessment {
+        if command.len() > MAX_INPUT {
+            return Assessment::from_findings(
+                vec![Finding::new(
+                    "engine.too_large",
+                    ReasonCode::InputTooLarge,
+                    Decision::Ask,
+                    Tier::Medium,
+                    Severity::Medium,
+                    format!(
+                        "the command is {} bytes, over airlock's analysis limit of {MAX_INPUT}; a person must look at it. Put long content in a file and run a short command.",
+                        command.len()
+                    ),
+                )
+                .with_remediation("Read the whole command before approving; it was not analysed.")],
+                Decision::Ask,
+            );
+        }
+        let mut w = walk::Walker::new(&self.rules, prefilter, command);
+        let raw = evasion::scan_raw(command);
+        if raw.nul {
+            w.add(
+                Finding::new(
+                    "engine.nul_byte",
+                    ReasonCode::NulByte,
+                    Decision::Ask,
+                    Tier::High,
+                    Severity::High,
+                    "the command contains a NUL byte, which shells and tools read differently; a person must look. Remove the NUL byte.",
+                )
+                .with_remediation("NUL bytes can make what is shown differ from what runs."),
+                "",
+            );
+        }
+        if let Some(at) = raw.control.or(raw.invisible) {
+            w.add(
+                Finding::new(
+                    "engine.terminal_deception",
+                    ReasonCode::TerminalDeception,
+                    Decision::Ask,
+                    Tier::High,
+                    Severity::High,
+                    "the command contains terminal escape sequences, control or invisible characters that can make a terminal show something other than what runs; a person must look. Remove them.",
+                )
+                .with_remediation("Inspect the raw bytes (for example with `cat -v`) before approving.")
+                .with_span(airlock_core::Span::new(at, at + 1)),
+                "",
+            );
+        }
+        let clean: std::borrow::Cow<str> = if raw.nul {
+            command.replace('\0', " ").into()
+        } else {
+            command.into()
+        };
+        w.walk_script(&clean, 0);
+        // analyse the folded form too, so look-alike letters do not hide a rule
+        if (raw.invisible.is_some() || !clean.is_ascii())
+            && let Some(folded) = evasion::fold_confusables(&clean)
+        {
+            w.walk_script(&folded, 0);
+        }
+        if w.findings.iter().all(|f| f.decision == Decision::Allow) {
+            if w.all_read_only {
+                w.add(
+                    Finding::new(
+                        "engine.read_only",
+                        ReasonCode::ReadOnly,
+                        Decision::Allow,
+                        Tier::Safe,
+                        Severity::Info,
+                        "every command in the line only reads",
+                    ),
+                    "",
+                );
+            } else {
+                let names = w.unknown.join(", ");
+                w.add(
+                    Finding::new(
+                        "engine.unmatched",
+                        ReasonCode::UnknownCommand,
+                        Decision::Allow,
+                        Tier::Low,
+                        Severity::Info,
+                        if names.is_empty() {
+                            "no rule matched; the line may change files".to_string()
+                        } else {
+                            format!(
+                                "no rule matched `{names}`; it may change files in the workspace"
+                            )
+                        },
+                    ),
+                    "",
+                );
+            }
+        }
+        Assessment::from_findings(std::mem::take(&mut w.findings), Decision::Allow)
+    }
+}
+
+fn internal_error(what: &str) -> Assessment {
+    Assessment::from_findings(
+        vec![Finding::new(
+            "engine.internal_error",
+            ReasonCode::InternalError,
+            Decision::Deny,
+            Tier::High,
+            Severity::High,
+            format!(
+                "{what}; airlock denies to stay safe. Try a simpler command, and report the input to the airlock maintainers."
+            ),
+        )],
+        Decision::Deny,
+    )
+}
 
 /// Analyses one command line with the built-in rule packs.
 pub fn analyse(command: &str) -> Assessment {
-    // Placeholder until the analyser lands: everything asks.
-    Assessment::from_findings(
-        vec![Finding::new(
-            "engine.pending",
-            ReasonCode::UnknownCommand,
-            Decision::Ask,
-            Tier::Low,
-            Severity::Info,
-            format!("not analysed yet: {command}"),
-        )],
-        Decision::Ask,
-    )
+    match Analyzer::builtin() {
+        Ok(a) => a.analyse(command),
+        Err(e) => internal_error(&format!("the built-in rule packs failed to load ({e})")),
+    }
+}
+
+/// SHA-256 (hex) of the built-in rule packs: the policy in force until policy files exist.
+pub fn policy_hash() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for (name, text) in rules::BUILTIN_PACKS {
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update(text.as_bytes());
+            h.update([0]);
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    })
 }

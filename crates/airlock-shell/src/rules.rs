@@ -26,7 +26,12 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 4] = [Target::Command, Target::Pipeline, Target::Redirect, Target::Code];
+    pub const ALL: [Target; 4] = [
+        Target::Command,
+        Target::Pipeline,
+        Target::Redirect,
+        Target::Code,
+    ];
 
     fn index(self) -> usize {
         self as usize
@@ -127,7 +132,9 @@ pub struct RuleSet {
 
 impl std::fmt::Debug for RuleSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuleSet").field("rules", &self.rules.len()).finish()
+        f.debug_struct("RuleSet")
+            .field("rules", &self.rules.len())
+            .finish()
     }
 }
 
@@ -181,7 +188,11 @@ impl RuleSet {
                     message: spec.message,
                     remediation: spec.remediation,
                     unless,
-                    keywords: spec.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
+                    keywords: spec
+                        .keywords
+                        .iter()
+                        .map(|k| k.to_ascii_lowercase())
+                        .collect(),
                     examples: spec.examples,
                     counter_examples: spec.counter_examples,
                 });

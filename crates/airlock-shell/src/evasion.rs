@@ -1,0 +1,153 @@
+//! Checks on the raw bytes of a line, before parsing: NUL bytes, terminal escape sequences and
+//! control characters (what a terminal shows may differ from what runs), invisible and bidi
+//! characters, and look-alike letters in command words (folded to ASCII so rules still apply).
+
+/// What the raw input contains that a person reading it on a terminal might not see.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RawFlags {
+    pub nul: bool,
+    /// ESC, C1 controls, lone carriage returns, backspace and other C0 controls.
+    pub control: Option<usize>,
+    /// Zero-width, bidi-control or Unicode tag characters.
+    pub invisible: Option<usize>,
+}
+
+pub fn scan_raw(s: &str) -> RawFlags {
+    let mut f = RawFlags::default();
+    if s.is_ascii() {
+        for (i, b) in s.bytes().enumerate() {
+            match b {
+                0 => f.nul = true,
+                b'\r' if s.as_bytes().get(i + 1) != Some(&b'\n') && f.control.is_none() => {
+                    f.control = Some(i);
+                }
+                b'\t' | b'\n' => {}
+                0x01..=0x1f | 0x7f if f.control.is_none() => {
+                    f.control = Some(i);
+                }
+                _ => {}
+            }
+        }
+        return f;
+    }
+    let mut prev_cr = None;
+    for (i, c) in s.char_indices() {
+        if let Some(at) = prev_cr.take()
+            && c != '\n'
+            && f.control.is_none()
+        {
+            f.control = Some(at);
+        }
+        match c {
+            '\0' => f.nul = true,
+            '\r' => prev_cr = Some(i),
+            '\t' | '\n' => {}
+            '\u{1}'..='\u{1f}' | '\u{7f}'..='\u{9f}' if f.control.is_none() => {
+                f.control = Some(i);
+            }
+            _ if is_invisible(c) && f.invisible.is_none() => {
+                f.invisible = Some(i);
+            }
+            _ => {}
+        }
+    }
+    if let Some(at) = prev_cr
+        && f.control.is_none()
+    {
+        f.control = Some(at);
+    }
+    f
+}
+
+/// Zero-width, bidi-control, tag and other default-ignorable characters.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fff8}' | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// Folds look-alike letters (Cyrillic, Greek, fullwidth) to ASCII and drops invisible
+/// characters. Returns `None` when the word has nothing to fold.
+pub fn fold_confusables(word: &str) -> Option<String> {
+    if word.is_ascii() {
+        return None;
+    }
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if is_invisible(c) {
+            continue;
+        }
+        let m = match c {
+            'а' | 'α' => 'a',
+            'с' | 'ϲ' => 'c',
+            'е' | 'ε' => 'e',
+            'һ' => 'h',
+            'і' | 'ι' => 'i',
+            'ј' => 'j',
+            'к' | 'κ' => 'k',
+            'м' => 'm',
+            'о' | 'ο' | 'σ' => 'o',
+            'р' | 'ρ' => 'p',
+            'ԛ' => 'q',
+            'г' => 'r',
+            'ѕ' => 's',
+            'т' | 'τ' => 't',
+            'υ' => 'u',
+            'ѵ' | 'ν' => 'v',
+            'ԝ' => 'w',
+            'х' | 'χ' => 'x',
+            'у' | 'γ' => 'y',
+            'ԁ' => 'd',
+            'ɡ' => 'g',
+            'ӏ' => 'l',
+            'п' => 'n',
+            'А' | 'Α' => 'A',
+            'В' | 'Β' => 'B',
+            'С' => 'C',
+            'Е' | 'Ε' => 'E',
+            'Н' | 'Η' => 'H',
+            'І' | 'Ι' => 'I',
+            'К' | 'Κ' => 'K',
+            'М' | 'Μ' => 'M',
+            'О' | 'Ο' => 'O',
+            'Р' | 'Ρ' => 'P',
+            'Т' | 'Τ' => 'T',
+            'Х' | 'Χ' => 'X',
+            'Ү' | 'Υ' => 'Y',
+            'Ζ' => 'Z',
+            '‐' | '‑' | '‒' | '–' | '—' | '−' => '-',
+            '／' => '/',
+            c if ('\u{ff01}'..='\u{ff5e}').contains(&c) => {
+                char::from_u32(c as u32 - 0xfee0).unwrap_or(c)
+            }
+            c => c,
+        };
+        out.push(m);
+    }
+    (out != word).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_controls() {
+        assert!(scan_raw("ls\0").nul);
+        assert_eq!(scan_raw("echo \x1b[2Jx").control, Some(5));
+        assert_eq!(scan_raw("ls\r\n").control, None);
+        assert_eq!(scan_raw("rm -rf /\recho hi").control, Some(8));
+        assert_eq!(scan_raw("ls\u{200b}").invisible, Some(2));
+        assert_eq!(scan_raw("echo ünïcode").control, None);
+    }
+
+    #[test]
+    fn folds_lookalikes() {
+        assert_eq!(fold_confusables("rм").as_deref(), Some("rm"));
+        assert_eq!(fold_confusables("ｒｍ").as_deref(), Some("rm"));
+        assert_eq!(fold_confusables("r\u{200b}m").as_deref(), Some("rm"));
+        assert_eq!(fold_confusables("rm"), None);
+    }
+}

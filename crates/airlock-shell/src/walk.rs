@@ -1,0 +1,878 @@
+//! The walker: visits everything in a parsed line that runs (pipelines, lists, subshells,
+//! substitutions, process substitution, functions, loops, conditionals, heredocs fed to
+//! interpreters), unwraps wrappers, and turns each command into rule matches and findings.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use airlock_core::{Decision, Finding, ReasonCode, Severity, Span, Tier};
+use brush_parser::ParserOptions;
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect, SeparatorOperator,
+};
+
+use crate::canon;
+use crate::evasion;
+use crate::inline;
+use crate::readonly;
+use crate::rules::{Rule, RuleSet, Target};
+use crate::unwrap::{self, Inner, Lang};
+use crate::word::{self, Env, Expanded};
+
+/// How deep wrappers, substitutions and nested scripts are followed.
+pub const MAX_DEPTH: usize = 12;
+/// How many commands one line may contain before analysis stops.
+pub const MAX_COMMANDS: usize = 4096;
+/// Evidence strings are cut to this many bytes.
+const MAX_EVIDENCE: usize = 240;
+
+/// What a pipeline stage does, for pipeline-level checks.
+#[derive(Debug, Default, Clone)]
+pub struct Stage {
+    /// Canonical texts of the innermost commands run by the stage.
+    pub texts: Vec<String>,
+    /// The stage runs an interpreter that reads its program from standard input.
+    pub sink: Option<Lang>,
+    /// The stage decodes or generates a payload (`base64 -d`, `xxd -r`, `printf '\x..'`).
+    pub decoder: bool,
+}
+
+impl Stage {
+    fn merge(&mut self, other: Stage) {
+        self.texts.extend(other.texts);
+        self.sink = self.sink.or(other.sink);
+        self.decoder |= other.decoder;
+    }
+}
+
+pub struct Walker<'a> {
+    rules: &'a RuleSet,
+    prefilter: bool,
+    opts: ParserOptions,
+    input: &'a str,
+    pub findings: Vec<Finding>,
+    seen: HashSet<(String, String)>,
+    env: Env,
+    pub all_read_only: bool,
+    pub unknown: Vec<String>,
+    commands: usize,
+    saw_async: bool,
+    origin: Option<Span>,
+}
+
+fn cut(s: &str) -> String {
+    if s.len() <= MAX_EVIDENCE {
+        return s.to_string();
+    }
+    let mut end = MAX_EVIDENCE;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(rules: &'a RuleSet, prefilter: bool, input: &'a str) -> Self {
+        Walker {
+            rules,
+            prefilter,
+            opts: ParserOptions::default(),
+            input,
+            findings: Vec::new(),
+            seen: HashSet::new(),
+            env: Env::new(),
+            all_read_only: true,
+            unknown: Vec::new(),
+            commands: 0,
+            saw_async: false,
+            origin: None,
+        }
+    }
+
+    /// Records a finding once per (rule, evidence).
+    pub fn add(&mut self, mut f: Finding, evidence: &str) {
+        let ev = cut(evidence);
+        if !self.seen.insert((f.rule_id.clone(), ev.clone())) {
+            return;
+        }
+        if f.span.is_none() {
+            f.span = self.origin;
+        }
+        if !ev.is_empty() {
+            f.evidence = Some(ev);
+        }
+        if f.decision > Decision::Allow {
+            self.all_read_only = false;
+        }
+        self.findings.push(f);
+    }
+
+    /// Records a finding decided by the engine itself (not a rule pack).
+    fn engine(
+        &mut self,
+        id: &str,
+        code: ReasonCode,
+        level: (Decision, Tier, Severity),
+        msg: String,
+        remediation: &str,
+        evidence: &str,
+    ) {
+        let (decision, tier, sev) = level;
+        let f = Finding::new(format!("engine.{id}"), code, decision, tier, sev, msg)
+            .with_remediation(remediation);
+        self.add(f, evidence);
+    }
+
+    fn rule_hits(&mut self, on: Target, text: &str) -> bool {
+        let rules: Vec<&Rule> = self.rules.matches(on, text, self.prefilter);
+        let any = !rules.is_empty();
+        for r in rules {
+            let f = Finding::new(
+                r.id.clone(),
+                ReasonCode::RuleMatch,
+                r.decision,
+                r.tier,
+                r.severity,
+                r.message.clone(),
+            )
+            .with_remediation(r.remediation.clone());
+            self.add(f, text);
+        }
+        any
+    }
+
+    /// Parses and walks a script at `depth`; returns what it runs.
+    pub fn walk_script(&mut self, script: &str, depth: usize) -> Stage {
+        if depth > MAX_DEPTH {
+            self.too_deep(script);
+            return Stage::default();
+        }
+        if max_nesting(script) > 64 {
+            self.too_deep(script);
+            return Stage::default();
+        }
+        let opts = self.opts.clone();
+        let parsed = catch_unwind(AssertUnwindSafe(|| {
+            brush_parser::Parser::new(std::io::Cursor::new(script.as_bytes()), &opts)
+                .parse_program()
+        }));
+        match parsed {
+            Ok(Ok(program)) => {
+                let mut stage = Stage::default();
+                for list in &program.complete_commands {
+                    stage.merge(self.walk_list(list, depth));
+                }
+                stage
+            }
+            Ok(Err(e)) => {
+                self.engine(
+                    "parse_error",
+                    ReasonCode::ParseError,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("airlock could not parse this command ({e}), so it cannot tell what it would do; a person must look at it. Simplify the command or split it into plain steps."),
+                    "Read the command yourself before approving: it did not parse as shell.",
+                    script,
+                );
+                Stage::default()
+            }
+            Err(_) => {
+                self.engine(
+                    "parse_error",
+                    ReasonCode::ParseError,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    "airlock's shell parser failed on this command, so it cannot tell what it would do; a person must look at it.".to_string(),
+                    "Read the command yourself before approving: the parser failed on it.",
+                    script,
+                );
+                Stage::default()
+            }
+        }
+    }
+
+    fn too_deep(&mut self, evidence: &str) {
+        self.engine(
+            "too_deep",
+            ReasonCode::NestingTooDeep,
+            (Decision::Ask, Tier::Medium, Severity::Medium),
+            format!("wrappers, substitutions or brackets nest deeper than airlock follows ({MAX_DEPTH} levels); a person must look at it. Write the command without the nesting."),
+            "Deep nesting is a common way to hide what runs; read it carefully.",
+            evidence,
+        );
+    }
+
+    fn walk_list(&mut self, list: &ast::CompoundList, depth: usize) -> Stage {
+        let mut stage = Stage::default();
+        for ast::CompoundListItem(and_or, sep) in &list.0 {
+            if matches!(sep, SeparatorOperator::Async) {
+                self.saw_async = true;
+            }
+            stage.merge(self.walk_pipeline(&and_or.first, depth));
+            for next in &and_or.additional {
+                let p = match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
+                };
+                stage.merge(self.walk_pipeline(p, depth));
+            }
+        }
+        stage
+    }
+
+    fn walk_pipeline(&mut self, p: &ast::Pipeline, depth: usize) -> Stage {
+        let stages: Vec<Stage> = p.seq.iter().map(|c| self.walk_command(c, depth)).collect();
+        if stages.len() >= 2 {
+            let text = stages
+                .iter()
+                .map(|s| s.texts.join("; "))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            self.rule_hits(Target::Pipeline, &text);
+            // an encoded or generated payload fed to an interpreter
+            for (i, s) in stages.iter().enumerate() {
+                if let Some(lang) = s.sink
+                    && stages[..i].iter().any(|e| e.decoder)
+                {
+                    self.engine(
+                            "decoded_payload",
+                            ReasonCode::DecodedPayload,
+                            (Decision::Deny, Tier::High, Severity::High),
+                            format!("a decoded or generated payload is piped into a {} interpreter, which hides what really runs. Run the decoded command directly, in plain text, so it can be checked.", lang.name()),
+                            "Decode the payload yourself and review the plain command; encoded payloads piped to a shell are a classic way to slip past review.",
+                            &text,
+                        );
+                }
+            }
+        }
+        let mut out = Stage::default();
+        for s in stages {
+            out.merge(s);
+        }
+        out
+    }
+
+    fn walk_command(&mut self, c: &Command, depth: usize) -> Stage {
+        match c {
+            Command::Simple(s) => self.walk_simple(s, depth),
+            Command::Compound(cc, redirects) => {
+                let mut st = self.walk_compound(cc, depth);
+                if let Some(r) = redirects {
+                    let mut feed = None;
+                    for io in &r.0 {
+                        self.walk_redirect(io, depth, &mut feed);
+                    }
+                }
+                st.texts.truncate(64);
+                st
+            }
+            Command::Function(def) => {
+                let before = self.saw_async;
+                self.saw_async = false;
+                let body = self.walk_compound(&def.body.0, depth);
+                let name = def.fname.value.as_str();
+                let calls = body
+                    .texts
+                    .iter()
+                    .filter(|t| t.split(' ').next() == Some(name))
+                    .count();
+                if calls >= 2 || (calls >= 1 && self.saw_async) {
+                    self.engine(
+                        "fork_bomb",
+                        ReasonCode::RuleMatch,
+                        (Decision::Deny, Tier::Critical, Severity::Critical),
+                        format!("the function `{name}` calls itself in a pipeline or in the background: a fork bomb that exhausts the machine's processes. Do not run it."),
+                        "A self-replicating function freezes the machine until reboot.",
+                        name,
+                    );
+                }
+                self.saw_async = before;
+                Stage::default()
+            }
+            Command::ExtendedTest(t, _) => {
+                self.walk_test_expr(&t.expr, depth);
+                Stage::default()
+            }
+        }
+    }
+
+    fn walk_test_expr(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {
+        use ast::ExtendedTestExpr as E;
+        match e {
+            E::And(a, b) | E::Or(a, b) => {
+                self.walk_test_expr(a, depth);
+                self.walk_test_expr(b, depth);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.walk_test_expr(a, depth),
+            E::UnaryTest(_, w) => {
+                self.expand_word(&w.value, depth);
+            }
+            E::BinaryTest(_, a, b) => {
+                self.expand_word(&a.value, depth);
+                self.expand_word(&b.value, depth);
+            }
+        }
+    }
+
+    fn walk_compound(&mut self, cc: &CompoundCommand, depth: usize) -> Stage {
+        match cc {
+            CompoundCommand::BraceGroup(b) => self.walk_list(&b.list, depth),
+            CompoundCommand::Subshell(s) => self.walk_list(&s.list, depth),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.expand_word(&w.value, depth);
+                }
+                self.env.remove(&f.variable_name);
+                self.walk_list(&f.body.list, depth)
+            }
+            CompoundCommand::ArithmeticForClause(f) => self.walk_list(&f.body.list, depth),
+            CompoundCommand::CaseClause(c) => {
+                self.expand_word(&c.value.value, depth);
+                let mut st = Stage::default();
+                for item in &c.cases {
+                    if let Some(cmd) = &item.cmd {
+                        st.merge(self.walk_list(cmd, depth));
+                    }
+                }
+                st
+            }
+            CompoundCommand::IfClause(i) => {
+                let mut st = self.walk_list(&i.condition, depth);
+                st.merge(self.walk_list(&i.then, depth));
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        st.merge(self.walk_list(c, depth));
+                    }
+                    st.merge(self.walk_list(&e.body, depth));
+                }
+                st
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                let mut st = self.walk_list(&w.0, depth);
+                st.merge(self.walk_list(&w.1.list, depth));
+                st
+            }
+            CompoundCommand::Coprocess(c) => self.walk_command(&c.body, depth),
+            CompoundCommand::Arithmetic(_) => Stage::default(),
+        }
+    }
+
+    /// Expands a word and analyses the command substitutions inside it.
+    fn expand_word(&mut self, raw: &str, depth: usize) -> Expanded {
+        let e = word::expand(raw, &self.env, &self.opts);
+        for body in &e.substitutions {
+            self.walk_script(body, depth + 1);
+        }
+        e
+    }
+
+    fn span_of(&self, s: &ast::SimpleCommand) -> Option<Span> {
+        let mut lo = usize::MAX;
+        let mut hi = 0;
+        let mut note = |w: &ast::Word| {
+            if let Some(l) = &w.loc {
+                lo = lo.min(l.start.index);
+                hi = hi.max(l.end.index);
+            }
+        };
+        if let Some(w) = &s.word_or_name {
+            note(w);
+        }
+        for item in s
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .chain(s.suffix.iter().flat_map(|p| p.0.iter()))
+        {
+            match item {
+                CommandPrefixOrSuffixItem::Word(w)
+                | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => note(w),
+                _ => {}
+            }
+        }
+        if lo == usize::MAX {
+            return None;
+        }
+        // the parser counts characters; spans are bytes
+        let byte = |ci: usize| {
+            if self.input.is_ascii() {
+                ci.min(self.input.len())
+            } else {
+                self.input
+                    .char_indices()
+                    .nth(ci)
+                    .map(|(b, _)| b)
+                    .unwrap_or(self.input.len())
+            }
+        };
+        Some(Span::new(byte(lo), byte(hi)))
+    }
+
+    fn walk_simple(&mut self, s: &ast::SimpleCommand, depth: usize) -> Stage {
+        if depth == 0 {
+            self.origin = self.span_of(s);
+        }
+        let mut argv: Vec<String> = Vec::new();
+        let mut head_dynamic = false;
+        let mut root_risk: Vec<String> = Vec::new();
+        let mut feed: Option<String> = None;
+        let mut redirects = Vec::new();
+        // prefix (assignments, redirections), then the command word, then the suffix
+        let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
+        let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
+        for item in prefix {
+            self.walk_item(
+                item,
+                depth,
+                &mut argv,
+                &mut head_dynamic,
+                &mut root_risk,
+                &mut redirects,
+                true,
+            );
+        }
+        if let Some(w) = &s.word_or_name {
+            self.push_word(
+                &w.value,
+                depth,
+                &mut argv,
+                &mut head_dynamic,
+                &mut root_risk,
+            );
+        }
+        for item in suffix {
+            self.walk_item(
+                item,
+                depth,
+                &mut argv,
+                &mut head_dynamic,
+                &mut root_risk,
+                &mut redirects,
+                false,
+            );
+        }
+        let mut writes = false;
+        for io in redirects {
+            writes |= self.walk_redirect(io, depth, &mut feed);
+        }
+        if writes {
+            self.all_read_only = false;
+        }
+        if argv.is_empty() {
+            return Stage::default();
+        }
+        if head_dynamic {
+            let text = canon::join(&argv);
+            self.engine(
+                "dynamic_command",
+                ReasonCode::DynamicCode,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                "the program to run is only known at run time (it comes from a variable or a command substitution), so airlock cannot tell what it is; a person must look. Write the program name literally.".to_string(),
+                "Find out what the variable or substitution expands to before approving.",
+                &text,
+            );
+        }
+        if !root_risk.is_empty() && is_destructive(&argv) {
+            let text = canon::join(&argv);
+            self.engine(
+                "unsafe_expansion",
+                ReasonCode::UnsafeExpansion,
+                (Decision::Ask, Tier::High, Severity::High),
+                format!("`{}` starts with a variable that may be empty, so this destructive command could act on `/`. Use `${{VAR:?}}` so the shell stops when the variable is unset, or write the path literally.", root_risk.join(" ")),
+                "Check that the variable is always set; an empty value turns the path into the root.",
+                &text,
+            );
+        }
+        // look-alike letters in the command word
+        if let Some(folded) = argv.first().and_then(|w| evasion::fold_confusables(w)) {
+            let text = canon::join(&argv);
+            self.engine(
+                "confusable_command",
+                ReasonCode::ConfusableCommand,
+                (Decision::Ask, Tier::High, Severity::High),
+                format!("the command name contains look-alike or invisible Unicode characters (it reads as `{folded}`); a person must look. Type the command name in plain ASCII."),
+                "Homoglyphs in a command name are used to slip past pattern checks and human review.",
+                &text,
+            );
+            argv[0] = folded;
+        }
+        self.run_argv(argv, depth, feed.as_deref())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_item<'i>(
+        &mut self,
+        item: &'i CommandPrefixOrSuffixItem,
+        depth: usize,
+        argv: &mut Vec<String>,
+        head_dynamic: &mut bool,
+        root_risk: &mut Vec<String>,
+        redirects: &mut Vec<&'i IoRedirect>,
+        in_prefix: bool,
+    ) {
+        match item {
+            CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                if in_prefix {
+                    self.assign(a, depth);
+                } else {
+                    // `export a=b`: an argument that looks like an assignment
+                    self.push_word(&w.value, depth, argv, head_dynamic, root_risk);
+                }
+            }
+            CommandPrefixOrSuffixItem::IoRedirect(io) => redirects.push(io),
+            CommandPrefixOrSuffixItem::Word(w) => {
+                self.push_word(&w.value, depth, argv, head_dynamic, root_risk)
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                let st = self.walk_list(&sub.list, depth + 1);
+                argv.push(proc_sub_text(kind, &st));
+            }
+        }
+    }
+
+    fn push_word(
+        &mut self,
+        raw: &str,
+        depth: usize,
+        argv: &mut Vec<String>,
+        head_dynamic: &mut bool,
+        root_risk: &mut Vec<String>,
+    ) {
+        let e = self.expand_word(raw, depth);
+        if e.text
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        {
+            self.engine(
+                "terminal_deception",
+                ReasonCode::TerminalDeception,
+                (Decision::Ask, Tier::High, Severity::High),
+                "an argument expands to terminal escape sequences or control characters, which can rewrite what a terminal shows; a person must look. Remove them.".to_string(),
+                "Inspect what the escapes do before approving (for example with `cat -v`).",
+                raw,
+            );
+        }
+        if argv.is_empty() && e.dynamic {
+            *head_dynamic = true;
+        }
+        if e.root_risk {
+            root_risk.push(e.text.clone());
+        }
+        if !e.quoted
+            && !e.dynamic
+            && let Some(words) = word::brace_expand(&e.text)
+        {
+            argv.extend(words);
+            return;
+        }
+        argv.push(e.text);
+    }
+
+    fn assign(&mut self, a: &ast::Assignment, depth: usize) {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, _) => {
+                self.env.remove(n);
+                return;
+            }
+        };
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let e = self.expand_word(&w.value, depth);
+                if e.dynamic || a.append {
+                    self.env.remove(&name);
+                } else {
+                    self.env.insert(name, e.text);
+                }
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (_, w) in items {
+                    self.expand_word(&w.value, depth);
+                }
+                self.env.remove(&name);
+            }
+        }
+    }
+
+    /// Walks one redirection; returns whether it writes to a file.
+    fn walk_redirect(&mut self, io: &IoRedirect, depth: usize, feed: &mut Option<String>) -> bool {
+        match io {
+            IoRedirect::File(_, kind, target) => {
+                let writes = matches!(
+                    kind,
+                    IoFileRedirectKind::Write
+                        | IoFileRedirectKind::Append
+                        | IoFileRedirectKind::Clobber
+                        | IoFileRedirectKind::ReadAndWrite
+                );
+                match target {
+                    IoFileRedirectTarget::Filename(w) => {
+                        let e = self.expand_word(&w.value, depth);
+                        if writes {
+                            return self.write_target(&e.text);
+                        }
+                        false
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        self.walk_list(&sub.list, depth + 1);
+                        false
+                    }
+                    IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => false,
+                }
+            }
+            IoRedirect::OutputAndError(w, _) => {
+                let e = self.expand_word(&w.value, depth);
+                self.write_target(&e.text)
+            }
+            IoRedirect::HereString(_, w) => {
+                let e = self.expand_word(&w.value, depth);
+                *feed = Some(e.text);
+                false
+            }
+            IoRedirect::HereDocument(_, doc) => {
+                let body = doc.doc.value.clone();
+                if doc.requires_expansion
+                    && let Ok(pieces) = brush_parser::word::parse_heredoc(&body, &self.opts)
+                {
+                    for p in pieces {
+                        if let brush_parser::word::WordPiece::CommandSubstitution(s)
+                        | brush_parser::word::WordPiece::BackquotedCommandSubstitution(s) =
+                            p.piece
+                        {
+                            self.walk_script(&s, depth + 1);
+                        }
+                    }
+                }
+                *feed = Some(body);
+                false
+            }
+        }
+    }
+
+    /// Judges an output redirection target; returns whether it writes to a real file.
+    fn write_target(&mut self, path: &str) -> bool {
+        if matches!(
+            path,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+        ) || path.starts_with('&')
+        {
+            return false;
+        }
+        self.rule_hits(Target::Redirect, path);
+        if let Some(f) = crate::paths::write_target_finding(path, None) {
+            self.add(f, path);
+        }
+        true
+    }
+
+    /// Analyses one argv: rules, read-only status, then whatever it wraps.
+    fn run_argv(&mut self, argv: Vec<String>, depth: usize, feed: Option<&str>) -> Stage {
+        self.commands += 1;
+        if self.commands > MAX_COMMANDS {
+            if self.commands == MAX_COMMANDS + 1 {
+                self.too_deep("too many commands");
+            }
+            return Stage::default();
+        }
+        if depth > MAX_DEPTH {
+            self.too_deep(&canon::join(&argv));
+            return Stage::default();
+        }
+        let text = canon::render(&argv);
+        let matched = self.rule_hits(Target::Command, &text);
+        let name = unwrap::base(&argv[0]).to_string();
+        if matches!(
+            name.as_str(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for a in &argv[1..] {
+                if let Some((k, v)) = a.split_once('=')
+                    && !v.contains('$')
+                    && !v.contains('`')
+                {
+                    self.env.insert(k.to_string(), v.to_string());
+                }
+            }
+        }
+        let inners = unwrap::unwrap(&argv);
+        let transparent = !inners.is_empty()
+            && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
+            && !matches!(
+                name.as_str(),
+                "sudo" | "doas" | "su" | "runuser" | "chroot" | "ssh"
+            );
+        if !transparent && !readonly::is_read_only(&argv) {
+            self.all_read_only = false;
+            if !matched && self.unknown.len() < 8 && !self.unknown.contains(&name) {
+                self.unknown.push(name.clone());
+            }
+        }
+        let mut stage = Stage {
+            texts: vec![text.clone()],
+            sink: None,
+            decoder: is_decoder(&argv),
+        };
+        let mut inner_stage: Option<Stage> = None;
+        for inner in inners {
+            match inner {
+                Inner::Argv(a) => {
+                    let s = self.run_argv(a, depth + 1, feed);
+                    match &mut inner_stage {
+                        Some(st) => st.merge(s),
+                        None => inner_stage = Some(s),
+                    }
+                }
+                Inner::Script(s) => {
+                    if name == "git" {
+                        self.engine(
+                            "git_config_program",
+                            ReasonCode::InlineCode,
+                            (Decision::Ask, Tier::High, Severity::High),
+                            format!("`git -c` sets a configuration key that makes git run the program `{s}`; a person must look. Run the program directly if that is what you mean."),
+                            "git aliases, pagers, editors and ssh commands set with -c run arbitrary programs.",
+                            &text,
+                        );
+                    }
+                    let st = self.walk_script(&s, depth + 1);
+                    stage.sink = stage.sink.or(st.sink);
+                }
+                Inner::Code { lang, code } => self.walk_code(lang, &code, depth + 1),
+                Inner::ReadsStdin(lang) => {
+                    stage.sink = Some(lang);
+                    if let Some(body) = feed {
+                        if lang == Lang::Shell {
+                            self.walk_script(body, depth + 1);
+                        } else {
+                            self.walk_code(lang, body, depth + 1);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(mut inner) = inner_stage {
+            inner.decoder |= stage.decoder;
+            inner.sink = inner.sink.or(stage.sink);
+            return inner;
+        }
+        stage
+    }
+
+    /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
+    fn walk_code(&mut self, lang: Lang, code: &str, depth: usize) {
+        let matched = self.rule_hits(Target::Code, code);
+        let caps = inline::capabilities(lang, code);
+        if caps.is_empty() {
+            return;
+        }
+        self.all_read_only = false;
+        if caps.contains(&inline::Capability::Spawn) {
+            let mut cmds = inline::list_commands(code);
+            cmds.extend(inline::string_literals(code));
+            for c in cmds {
+                self.walk_script(&c, depth + 1);
+            }
+        }
+        if caps.contains(&inline::Capability::Delete) {
+            for p in inline::string_literals(code) {
+                if p.starts_with('/') || p.starts_with('~') {
+                    self.walk_script(&format!("rm -rf {}", canon::quote(&p)), depth + 1);
+                }
+            }
+        }
+        if !matched {
+            let what: Vec<&str> = caps.iter().map(|c| c.name()).collect();
+            self.engine(
+                "inline_code",
+                ReasonCode::InlineCode,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                format!("inline {} code {}; airlock cannot follow everything such code does, so a person must look. Prefer a plain shell command or a reviewed script file.", lang.name(), what.join(", ")),
+                "Read the inline code: it can do anything the user can.",
+                code,
+            );
+        }
+    }
+}
+
+fn proc_sub_text(kind: &ast::ProcessSubstitutionKind, st: &Stage) -> String {
+    let open = match kind {
+        ast::ProcessSubstitutionKind::Read => "<(",
+        ast::ProcessSubstitutionKind::Write => ">(",
+    };
+    format!("{open}{})", st.texts.join("; "))
+}
+
+/// Commands whose output is a decoded or generated payload.
+fn is_decoder(argv: &[String]) -> bool {
+    let name = unwrap::base(&argv[0]);
+    let has = |f: &str| argv[1..].iter().any(|a| a == f);
+    let has_prefix = |p: &str| argv[1..].iter().any(|a| a.starts_with(p));
+    match name {
+        "base64" | "base32" | "basenc" => {
+            has("-d") || has("--decode") || has("-D") || has_prefix("-d")
+        }
+        "xxd" => has("-r") || has_prefix("-r"),
+        "openssl" => has("-d") || has("base64") && has("-d"),
+        "uudecode" | "rev" | "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "zstd" | "lzma" => {
+            true
+        }
+        "gzip" | "bzip2" => has("-d") || has("--decompress") || has("-dc") || has("-cd"),
+        "printf" => argv[1..]
+            .iter()
+            .any(|a| a.contains("\\x") || has_octal_escape(a)),
+        "echo" => {
+            (has("-e") || has("-ne") || has("-en"))
+                && argv[1..]
+                    .iter()
+                    .any(|a| a.contains("\\x") || has_octal_escape(a))
+        }
+        "tr" => argv[1..]
+            .iter()
+            .any(|a| a.contains("N-ZA-M") || a.contains("n-za-m")),
+        "python" | "python3" | "perl" | "ruby" | "node" => argv[1..].iter().any(|a| {
+            a.contains("b64decode")
+                || a.contains("decode(")
+                || a.contains("fromCharCode")
+                || a.contains("pack(")
+        }),
+        _ => false,
+    }
+}
+
+fn has_octal_escape(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(4)
+        .any(|w| w[0] == b'\\' && w[1..].iter().all(|c| (b'0'..=b'7').contains(c)))
+}
+
+/// Commands that delete or overwrite what their arguments name.
+fn is_destructive(argv: &[String]) -> bool {
+    let name = unwrap::base(&argv[0]);
+    let recursive = argv[1..].iter().any(|a| {
+        a == "--recursive"
+            || a == "-R"
+            || (a.starts_with('-') && !a.starts_with("--") && (a.contains('r') || a.contains('R')))
+    });
+    match name {
+        "rm" | "shred" | "unlink" | "rmdir" | "srm" | "wipe" => true,
+        "chmod" | "chown" | "chgrp" | "setfacl" => recursive,
+        "find" => argv.iter().any(|a| a == "-delete" || a == "-exec"),
+        "mv" | "rsync" | "dd" | "truncate" => true,
+        _ => false,
+    }
+}
+
+/// Deepest bracket nesting in raw text, to refuse pathological input before the parser
+/// recurses into it.
+pub fn max_nesting(s: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut max = 0;
+    for b in s.bytes() {
+        match b {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
