@@ -18,12 +18,11 @@ pub fn scan_raw(s: &str) -> RawFlags {
         for (i, b) in s.bytes().enumerate() {
             match b {
                 0 => f.nul = true,
-                b'\r' if s.as_bytes().get(i + 1) != Some(&b'\n') && f.control.is_none() => {
-                    f.control = Some(i);
-                }
+                // CR LF is an ordinary line end; a lone CR can overwrite what was shown
+                b'\r' if s.as_bytes().get(i + 1) == Some(&b'\n') => {}
                 b'\t' | b'\n' => {}
-                0x01..=0x1f | 0x7f if f.control.is_none() => {
-                    f.control = Some(i);
+                0x01..=0x1f | 0x7f => {
+                    f.control.get_or_insert(i);
                 }
                 _ => {}
             }
@@ -42,11 +41,11 @@ pub fn scan_raw(s: &str) -> RawFlags {
             '\0' => f.nul = true,
             '\r' => prev_cr = Some(i),
             '\t' | '\n' => {}
-            '\u{1}'..='\u{1f}' | '\u{7f}'..='\u{9f}' if f.control.is_none() => {
-                f.control = Some(i);
+            '\u{1}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => {
+                f.control.get_or_insert(i);
             }
-            _ if is_invisible(c) && f.invisible.is_none() => {
-                f.invisible = Some(i);
+            _ if is_invisible(c) => {
+                f.invisible.get_or_insert(i);
             }
             _ => {}
         }
