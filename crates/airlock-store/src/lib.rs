@@ -1,0 +1,22 @@
+//! airlock's store: where state lives. One interface ([`LedgerStore`], implemented by
+//! [`Ledger`]) over two backends chosen at open time: SQLite (embedded default, WAL, one file in
+//! the data directory) and PostgreSQL (several airlock nodes sharing one database). Migrations
+//! are embedded and run at open; queries are built at run time (no compile-time macros).
+//! Appends go through one writer task per process that commits them in batches; the call
+//! returns once its batch is durably committed.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod audit;
+mod db;
+mod error;
+pub mod keyfile;
+mod ledger;
+mod migrate;
+mod options;
+mod writer;
+
+pub use db::{Db, StoredReceipt};
+pub use error::StoreError;
+pub use ledger::{AppendRequest, Ledger, LedgerConfig, LedgerStore, rotate_ledger_key};
+pub use options::{StoreOptions, default_data_dir};

@@ -1,0 +1,40 @@
+//! Where state lives: a data directory (keys, and the SQLite file unless a PostgreSQL URL is
+//! given) and an optional database URL.
+
+use std::path::PathBuf;
+
+/// The SQLite file inside the data directory.
+pub const SQLITE_FILE: &str = "airlock.db";
+
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub data_dir: PathBuf,
+    /// `postgres://…` selects PostgreSQL; `sqlite://PATH` or `None` selects SQLite.
+    pub database: Option<String>,
+}
+
+impl StoreOptions {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        StoreOptions {
+            data_dir: data_dir.into(),
+            database: None,
+        }
+    }
+
+    pub fn with_database(mut self, url: Option<String>) -> Self {
+        self.database = url;
+        self
+    }
+
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join(SQLITE_FILE)
+    }
+}
+
+/// The user's data directory for airlock (`$XDG_DATA_HOME/airlock`, `~/.local/share/airlock`,
+/// or the platform's equivalent), or `./.airlock` when the platform has none.
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .map(|d| d.join("airlock"))
+        .unwrap_or_else(|| PathBuf::from(".airlock"))
+}
