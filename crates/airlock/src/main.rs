@@ -8,7 +8,11 @@ use std::process::ExitCode;
 mod cmd;
 
 #[derive(Parser)]
-#[command(name = "airlock", version, about = "A firewall for the actions of LLM agents")]
+#[command(
+    name = "airlock",
+    version,
+    about = "A firewall for the actions of LLM agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,6 +26,8 @@ enum Command {
     Eval(cmd::eval::Args),
     /// Measure whole-process and end-to-end speed.
     Bench(cmd::bench::Args),
+    /// The pre-tool hook for Claude Code, Codex, Gemini CLI and Copilot (JSON on stdin).
+    Hook(cmd::hook::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,8 @@ fn main() -> ExitCode {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     ExitCode::SUCCESS
                 }
+                // A hook with a bad command line must still block the tool call.
+                _ if cmd::hook::is_hook_invocation() => ExitCode::from(cmd::hook::EXIT_USAGE),
                 _ => ExitCode::from(cmd::EXIT_ERROR),
             };
         }
@@ -42,6 +50,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Eval(a) => cmd::eval::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Hook(a) => cmd::hook::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,330 @@
+//! Answers in each agent's own shape. The decision vocabulary is airlock's (`Decision`); this file
+//! is the only place that translates it to a dialect, and the only place that words the reason
+//! the model reads: what was blocked, which rule, why, and what to do instead.
+
+use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use serde::Serialize;
+
+use super::input::{InputError, bounded};
+use super::protocol::Protocol;
+use super::tools::{Subject, Verdict};
+
+/// Exit code that Claude Code, Codex, Gemini CLI and Copilot all treat as "block this tool
+/// call", used when no dialect could be told and so no JSON answer can be shaped.
+pub const EXIT_BLOCK: u8 = 2;
+
+/// What the hook process writes and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: u8,
+}
+
+/// Findings listed in full in a reason; the rest are counted.
+const MAX_LISTED: usize = 3;
+/// Longest message or remediation quoted from one finding.
+const MAX_TEXT: usize = 600;
+
+/// The answer for a decided tool call.
+pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
+    let a = &v.assessment;
+    let reason = reason_text(protocol, v);
+    let notice = (a.decision != Decision::Allow).then(|| notice(v));
+    let stdout = match protocol {
+        Protocol::Claude | Protocol::Codex => {
+            // Codex rejects `allow` without a rewrite and has no `ask`: its allow is an empty
+            // answer, and what needs a person is refused with that said in the reason.
+            let decision = match (protocol, a.decision) {
+                (Protocol::Codex, Decision::Allow) => None,
+                (Protocol::Codex, _) => Some(Decision::Deny),
+                (_, d) => Some(d),
+            };
+            match decision {
+                None => "{}".to_string(),
+                Some(d) => to_json(&ClaudeAnswer {
+                    hook_specific_output: ClaudeSpecific {
+                        hook_event_name: "PreToolUse",
+                        permission_decision: d.as_str(),
+                        permission_decision_reason: reason,
+                    },
+                    system_message: notice,
+                }),
+            }
+        }
+        Protocol::Gemini => to_json(&GeminiAnswer {
+            decision: a.decision.as_str(),
+            reason: (a.decision != Decision::Allow).then_some(reason),
+            system_message: notice,
+        }),
+        Protocol::Copilot => to_json(&CopilotAnswer {
+            permission_decision: a.decision.as_str(),
+            permission_decision_reason: (a.decision != Decision::Allow).then_some(reason),
+        }),
+    };
+    Answer {
+        stdout,
+        stderr: String::new(),
+        exit: 0,
+    }
+}
+
+/// The answer to input that could not be read: a deny in the dialect's shape when the dialect is
+/// known, otherwise exit 2 with the reason on stderr. Never an allow.
+pub fn refuse(err: &InputError) -> Answer {
+    let line = format!("airlock hook: {}: {}", err.code, err.message);
+    match err.protocol {
+        Some(p) => {
+            let finding = Finding::new(
+                "hook.input",
+                err.code,
+                Decision::Deny,
+                Tier::Safe,
+                Severity::High,
+                format!("{}.", err.message),
+            )
+            .with_remediation(if err.code == ReasonCode::InternalError {
+                "This is a bug in airlock; please report it with the hook input."
+            } else {
+                "Check the hook configuration (`airlock hook install <agent>` prints a working \
+                 entry) and that the agent sends its documented hook JSON."
+            });
+            let v = Verdict {
+                tool: String::new(),
+                subject: Subject::Unreadable,
+                assessment: Assessment::from_findings(vec![finding], Decision::Deny),
+            };
+            let mut a = answer(p, &v);
+            a.stderr = format!("{line}\n");
+            a
+        }
+        None => Answer {
+            stdout: String::new(),
+            stderr: format!("{line}\nairlock hook: blocking the tool call (exit {EXIT_BLOCK})\n"),
+            exit: EXIT_BLOCK,
+        },
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeAnswer {
+    hook_specific_output: ClaudeSpecific,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_message: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeSpecific {
+    hook_event_name: &'static str,
+    permission_decision: &'static str,
+    permission_decision_reason: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiAnswer {
+    decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_message: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CopilotAnswer {
+    permission_decision: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission_decision_reason: Option<String>,
+}
+
+fn to_json<T: Serialize>(v: &T) -> String {
+    // Serialising these plain structs cannot fail; should it ever, an empty object would read as
+    // "no decision", so fall back to a bare deny instead.
+    serde_json::to_string(v).unwrap_or_else(|_| {
+        r#"{"decision":"deny","permissionDecision":"deny","reason":"airlock: internal error"}"#
+            .to_string()
+    })
+}
+
+/// "Bash `ls -la`", "Write `~/.ssh/config`", "the tool `Foo`".
+fn what(v: &Verdict) -> String {
+    let tool = bounded(&v.tool);
+    match &v.subject {
+        Subject::Command(c) => format!("{tool} `{}`", bounded(c)),
+        Subject::Paths(ps) => {
+            let shown: Vec<String> = ps
+                .iter()
+                .take(3)
+                .map(|p| format!("`{}`", bounded(p)))
+                .collect();
+            let more = ps.len().saturating_sub(3);
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{tool} {}{tail}", shown.join(", "))
+        }
+        Subject::Tool => format!("the `{tool}` call"),
+        Subject::Unreadable => "this tool call".to_string(),
+    }
+}
+
+/// The reason the model reads.
+fn reason_text(protocol: Protocol, v: &Verdict) -> String {
+    let a = &v.assessment;
+    let what = what(v);
+    let mut out = match (a.decision, protocol, &v.subject) {
+        (_, _, Subject::Unreadable) => {
+            "airlock blocked this tool call: it could not read the hook input.".to_string()
+        }
+        (Decision::Allow, _, _) => format!("airlock allowed {what} ({}).", tier(a.tier)),
+        (Decision::Deny, _, _) => format!("airlock blocked {what} ({}).", tier(a.tier)),
+        (Decision::Ask, Protocol::Codex, _) => format!(
+            "airlock blocked {what}: it needs a person's approval ({}), and Codex hooks \
+             cannot ask for one.",
+            tier(a.tier)
+        ),
+        (Decision::Ask, _, _) => format!(
+            "airlock needs a person to confirm {what} ({}).",
+            tier(a.tier)
+        ),
+    };
+    for f in a.reasons.iter().take(MAX_LISTED) {
+        out.push_str(&format!(
+            "\n- {} [{}, {}]: {}",
+            f.rule_id,
+            f.code,
+            f.decision,
+            clip(&f.message)
+        ));
+        if !f.remediation.is_empty() {
+            out.push_str(&format!("\n  Remediation: {}", clip(&f.remediation)));
+        }
+    }
+    let more = a.reasons.len().saturating_sub(MAX_LISTED);
+    if more > 0 {
+        out.push_str(&format!("\n- and {more} more finding(s)."));
+    }
+    match (a.decision, protocol) {
+        (Decision::Allow, _) => {}
+        (Decision::Ask, Protocol::Codex) => out.push_str(
+            "\nAsk the user to run it themselves or to approve it explicitly; do not retry it in \
+             another form.",
+        ),
+        (Decision::Ask, _) => {}
+        (Decision::Deny, _) => out.push_str(
+            "\nDo not retry this in another form; choose a safer way or ask the user to do it.",
+        ),
+    }
+    out
+}
+
+/// One line for the person watching the agent.
+fn notice(v: &Verdict) -> String {
+    let verb = match v.assessment.decision {
+        Decision::Deny => "blocked",
+        Decision::Ask => "asks about",
+        Decision::Allow => "allowed",
+    };
+    let rule = v
+        .assessment
+        .reasons
+        .first()
+        .map(|f| format!(" ({})", f.rule_id))
+        .unwrap_or_default();
+    format!("airlock {verb} {}{rule}", what(v))
+}
+
+fn tier(t: Tier) -> String {
+    format!("tier {} {}", t.as_u8(), t.name())
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= MAX_TEXT {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(MAX_TEXT).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn verdict(d: Decision) -> Verdict {
+        let f = Finding::new(
+            "paths.ssh",
+            ReasonCode::SensitivePath,
+            d,
+            Tier::High,
+            Severity::High,
+            "m",
+        )
+        .with_remediation("r");
+        Verdict {
+            tool: "Write".into(),
+            subject: Subject::Paths(vec!["~/.ssh/config".into()]),
+            assessment: if d == Decision::Allow {
+                Assessment::allow()
+            } else {
+                Assessment::from_findings(vec![f], d)
+            },
+        }
+    }
+
+    fn json(a: &Answer) -> Value {
+        serde_json::from_str(&a.stdout).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn no_dialect_ever_reads_allow_for_deny_or_ask() {
+        for p in Protocol::ALL {
+            for d in [Decision::Deny, Decision::Ask] {
+                let a = answer(p, &verdict(d));
+                let s = a.stdout.to_lowercase();
+                assert!(!s.contains("\"allow\""), "{p:?} {d:?}: {s}");
+                assert_eq!(a.exit, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn codex_turns_ask_into_deny_and_allow_into_nothing() {
+        let a = answer(Protocol::Codex, &verdict(Decision::Ask));
+        assert_eq!(json(&a)["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert!(a.stdout.contains("cannot ask"));
+        assert_eq!(
+            answer(Protocol::Codex, &verdict(Decision::Allow)).stdout,
+            "{}"
+        );
+    }
+
+    #[test]
+    fn reason_names_rule_code_and_remediation() {
+        let a = answer(Protocol::Gemini, &verdict(Decision::Deny));
+        let r = json(&a)["reason"].as_str().unwrap_or("").to_string();
+        assert!(r.contains("paths.ssh"));
+        assert!(r.contains("SENSITIVE_PATH"));
+        assert!(r.contains("Remediation: r"));
+        assert!(r.contains("`~/.ssh/config`"));
+    }
+
+    #[test]
+    fn unknown_dialect_refuses_with_exit_2() {
+        let e = InputError {
+            code: ReasonCode::MalformedInput,
+            message: "bad".into(),
+            protocol: None,
+        };
+        let a = refuse(&e);
+        assert_eq!(a.exit, EXIT_BLOCK);
+        assert!(a.stdout.is_empty());
+        assert!(a.stderr.contains("MALFORMED_INPUT"));
+    }
+}

@@ -1,0 +1,412 @@
+//! `airlock hook install <agent>`: prints the one settings entry an agent needs, or merges it
+//! into an existing settings file: idempotently (an existing airlock entry is updated, never
+//! duplicated), keeping the user's other settings and key order, atomically, with a backup.
+
+use anyhow::{Context, Result, bail};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::ordered::Json;
+use super::protocol::Protocol;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent to install the hook for.
+    #[arg(value_parser = ["claude", "codex", "gemini", "copilot"])]
+    agent: String,
+    /// Merge the entry into this settings file (created if missing) instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    merge: Option<PathBuf>,
+    /// The command the agent should run; default: this airlock binary, by absolute path.
+    #[arg(long, value_name = "CMD")]
+    command: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let Some(agent) = Protocol::parse(&args.agent) else {
+        bail!("unknown agent `{}`", args.agent);
+    };
+    let exe = match args.command {
+        Some(c) => c,
+        None => default_exe(),
+    };
+    let command = format!("{exe} hook --agent {}", agent.name());
+    match args.merge {
+        None => {
+            let fragment = fragment(agent, &command);
+            println!("{}", pretty(&fragment)?);
+            eprintln!(
+                "airlock: add this to {} (or run `airlock hook install {} --merge {}`)",
+                settings_hint(agent),
+                agent.name(),
+                settings_hint(agent)
+            );
+        }
+        Some(path) => {
+            let outcome = merge_file(&path, agent, &command)?;
+            eprintln!("airlock: {}", outcome.describe(&path));
+        }
+    }
+    Ok(0)
+}
+
+/// This binary's absolute path, quoted for a shell when needed; `airlock` if unknown.
+fn default_exe() -> String {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_string))
+        .unwrap_or_else(|| "airlock".to_string());
+    if exe
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_./+@%:,".contains(&b))
+    {
+        exe
+    } else {
+        format!("'{}'", exe.replace('\'', r"'\''"))
+    }
+}
+
+fn settings_hint(agent: Protocol) -> &'static str {
+    match agent {
+        Protocol::Claude => "~/.claude/settings.json",
+        Protocol::Codex => "~/.codex/hooks.json",
+        Protocol::Gemini => "~/.gemini/settings.json",
+        Protocol::Copilot => "~/.copilot/hooks/airlock.json",
+    }
+}
+
+/// The handler object the agent runs.
+fn handler(agent: Protocol, command: &str) -> Json {
+    match agent {
+        Protocol::Claude | Protocol::Codex => Json::obj([
+            ("type", Json::str("command")),
+            ("command", Json::str(command)),
+            ("timeout", Json::int(30)),
+        ]),
+        // Gemini CLI counts its timeout in milliseconds.
+        Protocol::Gemini => Json::obj([
+            ("name", Json::str("airlock")),
+            ("type", Json::str("command")),
+            ("command", Json::str(command)),
+            ("timeout", Json::int(30_000)),
+        ]),
+        Protocol::Copilot => Json::obj([
+            ("type", Json::str("command")),
+            ("bash", Json::str(command)),
+            ("timeoutSec", Json::int(30)),
+        ]),
+    }
+}
+
+/// What goes in the event's array: a matcher group, or (Copilot) the handler itself.
+fn event_item(agent: Protocol, command: &str) -> Json {
+    match agent {
+        // Every tool: a firewall that sees only some actions guards only some actions.
+        Protocol::Claude | Protocol::Codex => Json::obj([
+            ("matcher", Json::str("*")),
+            ("hooks", Json::Array(vec![handler(agent, command)])),
+        ]),
+        // Gemini's matcher is a regular expression.
+        Protocol::Gemini => Json::obj([
+            ("matcher", Json::str(".*")),
+            ("hooks", Json::Array(vec![handler(agent, command)])),
+        ]),
+        Protocol::Copilot => handler(agent, command),
+    }
+}
+
+/// The whole settings fragment, as printed.
+fn fragment(agent: Protocol, command: &str) -> Json {
+    let hooks = Json::Object(vec![(
+        agent.event_name().to_string(),
+        Json::Array(vec![event_item(agent, command)]),
+    )]);
+    match agent {
+        Protocol::Copilot => Json::obj([("version", Json::int(1)), ("hooks", hooks)]),
+        _ => Json::obj([("hooks", hooks)]),
+    }
+}
+
+fn pretty(v: &Json) -> Result<String> {
+    serde_json::to_string_pretty(v).context("cannot format the settings")
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Added,
+    Updated,
+    Unchanged,
+}
+
+impl Outcome {
+    fn describe(self, path: &Path) -> String {
+        let p = path.display();
+        match self {
+            Outcome::Added => {
+                format!("added the airlock hook to {p} (previous file kept as {p}.bak)")
+            }
+            Outcome::Updated => {
+                format!("updated the airlock hook in {p} (previous file kept as {p}.bak)")
+            }
+            Outcome::Unchanged => format!("the airlock hook is already in {p}; nothing changed"),
+        }
+    }
+}
+
+/// Merges the entry into the file at `path`, creating it (and its directory) if missing.
+pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Outcome> {
+    // Settings are often symlinks into a dotfiles repository: write through to the target.
+    let path = match fs::canonicalize(path) {
+        Ok(p) => p,
+        Err(_) => path.to_path_buf(),
+    };
+    let existing = match fs::read_to_string(&path) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut root = match existing.as_deref().map(str::trim) {
+        None | Some("") => Json::object(),
+        Some(text) => serde_json::from_str::<Json>(text).with_context(|| {
+            format!(
+                "{} is not valid JSON; fix it or merge by hand",
+                path.display()
+            )
+        })?,
+    };
+    let outcome = merge(&mut root, agent, command)
+        .map_err(|e| anyhow::anyhow!("{}: {e}; fix it or merge by hand", path.display()))?;
+    if outcome == Outcome::Unchanged {
+        return Ok(outcome);
+    }
+    write_atomically(&path, &format!("{}\n", pretty(&root)?), existing.is_some())?;
+    Ok(outcome)
+}
+
+/// Merges the entry into a parsed settings document.
+pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<Outcome, String> {
+    if !matches!(root, Json::Object(_)) {
+        return Err(format!(
+            "the settings must be a JSON object, not {}",
+            root.kind()
+        ));
+    }
+    if agent == Protocol::Copilot {
+        root.entry("version", Json::int(1), true);
+    }
+    let hooks = root
+        .entry("hooks", Json::object(), false)
+        .ok_or("the settings must be a JSON object")?;
+    if !matches!(hooks, Json::Object(_)) {
+        return Err(format!("`hooks` must be an object, not {}", hooks.kind()));
+    }
+    let event = agent.event_name();
+    let list = hooks
+        .entry(event, Json::Array(Vec::new()), false)
+        .ok_or("`hooks` must be an object")?;
+    let Json::Array(items) = list else {
+        return Err(format!(
+            "`hooks.{event}` must be an array, not {}",
+            list.kind()
+        ));
+    };
+    let command_key = if agent == Protocol::Copilot {
+        "bash"
+    } else {
+        "command"
+    };
+    let mut outcome = None;
+    let mut duplicates = false;
+    for item in items.iter_mut() {
+        let handlers: Vec<&mut Json> = match agent {
+            Protocol::Copilot => vec![item],
+            _ => match item.get_mut("hooks") {
+                Some(Json::Array(hs)) => hs.iter_mut().collect(),
+                _ => Vec::new(),
+            },
+        };
+        for h in handlers {
+            let Some(current) = h.get(command_key).and_then(Json::as_str) else {
+                continue;
+            };
+            if !is_airlock_hook(current) {
+                continue;
+            }
+            if outcome.is_some() {
+                // A second airlock entry: mark it for removal below.
+                *h = Json::Null;
+                duplicates = true;
+                continue;
+            }
+            if current == command {
+                outcome = Some(Outcome::Unchanged);
+            } else {
+                if let Some(c) = h.get_mut(command_key) {
+                    *c = Json::str(command);
+                }
+                outcome = Some(Outcome::Updated);
+            }
+        }
+    }
+    if duplicates {
+        remove_nulls(items, agent);
+    }
+    match outcome {
+        Some(Outcome::Unchanged) if duplicates => Ok(Outcome::Updated),
+        Some(o) => Ok(o),
+        None => {
+            items.push(event_item(agent, command));
+            Ok(Outcome::Added)
+        }
+    }
+}
+
+/// Drops duplicate airlock handlers marked `null`, and groups left without handlers.
+fn remove_nulls(items: &mut Vec<Json>, agent: Protocol) {
+    if agent != Protocol::Copilot {
+        for item in items.iter_mut() {
+            if let Some(Json::Array(hs)) = item.get_mut("hooks") {
+                let had = hs.len();
+                hs.retain(|h| *h != Json::Null);
+                if had > 0 && hs.is_empty() {
+                    *item = Json::Null;
+                }
+            }
+        }
+    }
+    items.retain(|i| *i != Json::Null);
+}
+
+/// True for a command that runs `airlock hook` (any path to the binary, any flags).
+pub fn is_airlock_hook(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    words.windows(2).any(|w| {
+        let bin = w[0].trim_matches(['\'', '"']);
+        let name = bin.rsplit('/').next().unwrap_or(bin);
+        name == "airlock" && w[1] == "hook"
+    })
+}
+
+/// Writes `contents` to `path` through a temporary file in the same directory and a rename, so a
+/// crash leaves either the old file or the new one. The old file is kept as `<path>.bak`.
+fn write_atomically(path: &Path, contents: &str, had_file: bool) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings.json".to_string());
+    let tmp = dir.join(format!(".{name}.airlock-{}.tmp", std::process::id()));
+    let result = (|| -> Result<()> {
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        if had_file {
+            if let Ok(meta) = fs::metadata(path) {
+                fs::set_permissions(&tmp, meta.permissions())?;
+            }
+            let backup = dir.join(format!("{name}.bak"));
+            fs::copy(path, &backup)
+                .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+        }
+        fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Json {
+        serde_json::from_str(s).unwrap_or(Json::Null)
+    }
+
+    fn text(v: &Json) -> String {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+
+    #[test]
+    fn recognises_airlock_commands() {
+        assert!(is_airlock_hook("airlock hook"));
+        assert!(is_airlock_hook(
+            "/usr/local/bin/airlock hook --agent claude"
+        ));
+        assert!(is_airlock_hook("'/opt/my tools/airlock' hook"));
+        assert!(!is_airlock_hook("airlock check -- ls"));
+        assert!(!is_airlock_hook("other-airlock hook"));
+        assert!(!is_airlock_hook("python3 hook.py"));
+    }
+
+    #[test]
+    fn merge_adds_once_then_is_unchanged() {
+        let mut v = parse(r#"{"model":"x","hooks":{"Stop":[]},"z":1}"#);
+        assert_eq!(
+            merge(&mut v, Protocol::Claude, "airlock hook --agent claude"),
+            Ok(Outcome::Added)
+        );
+        let once = text(&v);
+        assert_eq!(
+            merge(&mut v, Protocol::Claude, "airlock hook --agent claude"),
+            Ok(Outcome::Unchanged)
+        );
+        assert_eq!(text(&v), once);
+        assert!(
+            once.starts_with(r#"{"model":"x","hooks":{"Stop":[],"PreToolUse":[{"matcher":"*""#)
+        );
+        assert!(once.ends_with(r#""z":1}"#));
+    }
+
+    #[test]
+    fn merge_updates_the_command_and_drops_duplicates() {
+        let mut v = parse(
+            r#"{"hooks":{"PreToolUse":[
+                {"matcher":"Bash","hooks":[{"type":"command","command":"/old/airlock hook"},
+                                           {"type":"command","command":"lint.sh"}]},
+                {"matcher":"*","hooks":[{"type":"command","command":"airlock hook --agent claude"}]}
+            ]}}"#,
+        );
+        assert_eq!(
+            merge(&mut v, Protocol::Claude, "/new/airlock hook --agent claude"),
+            Ok(Outcome::Updated)
+        );
+        let t = text(&v);
+        assert_eq!(t.matches("airlock hook").count(), 1, "{t}");
+        assert!(t.contains("/new/airlock hook --agent claude"));
+        assert!(t.contains("lint.sh"));
+    }
+
+    #[test]
+    fn merge_refuses_shapes_it_does_not_understand() {
+        for bad in [r#"[]"#, r#"{"hooks":[]}"#, r#"{"hooks":{"PreToolUse":{}}}"#] {
+            let mut v = parse(bad);
+            assert!(
+                merge(&mut v, Protocol::Claude, "airlock hook").is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn copilot_entry_is_versioned_and_flat() {
+        let mut v = parse(r#"{"hooks":{}}"#);
+        assert_eq!(
+            merge(&mut v, Protocol::Copilot, "airlock hook --agent copilot"),
+            Ok(Outcome::Added)
+        );
+        assert_eq!(
+            text(&v),
+            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":30}]}}"#
+        );
+    }
+}

@@ -1,0 +1,450 @@
+//! What a tool call means for airlock: shell tools go to the shell analyser, file-writing tools
+//! to the sensitive-path check, read-only tools pass at tier 0, and any other tool asks a person.
+//! Only shell tools touch the rule packs, so a Write or Read call never compiles a rule.
+
+use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use serde_json::{Map, Value};
+
+use super::input::{ToolCall, bounded};
+
+/// What was checked, for the reason shown to the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject {
+    /// A shell command line.
+    Command(String),
+    /// The files a write or edit touches.
+    Paths(Vec<String>),
+    /// Only the tool name says what happens.
+    Tool,
+    /// The hook input itself could not be read.
+    Unreadable,
+}
+
+/// The outcome for one tool call: the assessment and what it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub tool: String,
+    pub subject: Subject,
+    pub assessment: Assessment,
+}
+
+/// Decides on one tool call. `home` is the user's home directory, for `~` in paths.
+pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
+    let name = call.tool.to_ascii_lowercase();
+    let (subject, assessment) = match kind(&name, &call.args) {
+        Kind::Shell => match command_of(&call.args) {
+            Some(cmd) => {
+                let a = airlock_shell::analyse(&cmd);
+                (Subject::Command(cmd), a)
+            }
+            None => (
+                Subject::Tool,
+                malformed(&call.tool, "has no `command` string"),
+            ),
+        },
+        Kind::Write => {
+            let paths = write_paths(&name, &call.args);
+            if paths.is_empty() {
+                let a = if name == "apply_patch" {
+                    unparsed_patch()
+                } else {
+                    malformed(&call.tool, "names no file (`file_path` or `path`)")
+                };
+                (Subject::Tool, a)
+            } else {
+                let findings = paths
+                    .iter()
+                    .filter_map(|p| {
+                        airlock_shell::paths::write_target_finding(
+                            &resolve(p, call.cwd.as_deref()),
+                            home,
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                let mut a = Assessment::from_findings(findings, Decision::Allow);
+                // A write outside sensitive paths is still a write: tier 1, never tier 0.
+                a.tier = a.tier.max(Tier::Low);
+                (Subject::Paths(paths), a)
+            }
+        }
+        Kind::ReadOnly => (Subject::Tool, Assessment::allow()),
+        Kind::Unsupported => (Subject::Tool, unsupported(&call.tool)),
+    };
+    Verdict {
+        tool: call.tool.clone(),
+        subject,
+        assessment,
+    }
+}
+
+enum Kind {
+    Shell,
+    Write,
+    ReadOnly,
+    Unsupported,
+}
+
+/// Tool names across Claude Code, Codex, Gemini CLI and Copilot, lowercased.
+fn kind(name: &str, args: &Map<String, Value>) -> Kind {
+    match name {
+        "bash" | "run_shell_command" | "shell" | "exec_command" | "local_shell" => Kind::Shell,
+        // Copilot's editor tool also views files.
+        "str_replace_editor" | "str_replace_based_edit_tool"
+            if args.get("command").and_then(Value::as_str) == Some("view") =>
+        {
+            Kind::ReadOnly
+        }
+        "write"
+        | "edit"
+        | "multiedit"
+        | "notebookedit"
+        | "write_file"
+        | "replace"
+        | "create"
+        | "edit_file"
+        | "str_replace_editor"
+        | "str_replace_based_edit_tool"
+        | "apply_patch"
+        | "save_memory" => Kind::Write,
+        "read"
+        | "glob"
+        | "grep"
+        | "ls"
+        | "websearch"
+        | "webfetch"
+        | "todowrite"
+        | "todoread"
+        | "notebookread"
+        | "bashoutput"
+        | "exitplanmode"
+        | "task"
+        | "agent"
+        | "read_file"
+        | "read_many_files"
+        | "list_directory"
+        | "search_file_content"
+        | "grep_search"
+        | "google_web_search"
+        | "web_fetch"
+        | "view"
+        | "rg"
+        | "web_search"
+        | "ask_user"
+        | "askuserquestion"
+        | "update_todo"
+        | "write_todos"
+        | "report_intent" => Kind::ReadOnly,
+        _ => Kind::Unsupported,
+    }
+}
+
+/// The command line of a shell tool: a string, or an argv such as `["bash", "-lc", "…"]`.
+fn command_of(args: &Map<String, Value>) -> Option<String> {
+    match args.get("command")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => {
+            let argv = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()?;
+            match argv.as_slice() {
+                [] => None,
+                [sh, flag, script]
+                    if matches!(sh.rsplit('/').next(), Some("bash" | "sh" | "zsh"))
+                        && matches!(flag.as_str(), "-c" | "-lc") =>
+                {
+                    Some(script.clone())
+                }
+                _ => Some(argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Single-quotes an argument when the shell would otherwise split or expand it.
+fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// Every file a write tool touches.
+fn write_paths(name: &str, args: &Map<String, Value>) -> Vec<String> {
+    if name == "save_memory" {
+        // Gemini CLI appends memories to its own instructions file.
+        return vec!["~/.gemini/GEMINI.md".to_string()];
+    }
+    if name == "apply_patch" {
+        return patch_paths(args);
+    }
+    const KEYS: &[&str] = &[
+        "file_path",
+        "path",
+        "notebook_path",
+        "absolute_path",
+        "filePath",
+        "target_file",
+    ];
+    KEYS.iter()
+        .filter_map(|k| args.get(*k).and_then(Value::as_str))
+        .filter(|p| !p.trim().is_empty())
+        .take(1)
+        .map(str::to_string)
+        .collect()
+}
+
+/// File names in an `apply_patch` body (Codex's `*** Update File:` form or a unified diff).
+fn patch_paths(args: &Map<String, Value>) -> Vec<String> {
+    let body = ["input", "patch", "command"]
+        .iter()
+        .find_map(|k| match args.get(*k) {
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(Value::Array(a)) => a.iter().rev().find_map(Value::as_str),
+            _ => None,
+        })
+        .unwrap_or("");
+    const MARKERS: &[&str] = &[
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let mut out = collect_after(body, MARKERS);
+    if out.is_empty() {
+        // A unified diff instead: its target names follow `+++ ` (usually with a `b/` prefix).
+        out = collect_after(body, &["+++ "])
+            .into_iter()
+            .map(|p| p.strip_prefix("b/").map(str::to_string).unwrap_or(p))
+            .collect();
+    }
+    out.retain(|p| p != "/dev/null");
+    out
+}
+
+/// The rest of each line that starts with one of `markers`, trimmed and without repeats.
+fn collect_after(body: &str, markers: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in body.lines() {
+        if let Some(rest) = markers.iter().find_map(|m| line.strip_prefix(m)) {
+            let p = rest.trim();
+            if !p.is_empty() && !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A relative path is relative to the agent's working directory, when it sent one.
+fn resolve(path: &str, cwd: Option<&str>) -> String {
+    match cwd {
+        Some(cwd) if cwd.starts_with('/') && !path.starts_with(['/', '~', '$']) => {
+            format!("{}/{}", cwd.trim_end_matches('/'), path)
+        }
+        _ => path.to_string(),
+    }
+}
+
+fn malformed(tool: &str, what: &str) -> Assessment {
+    Assessment::from_findings(
+        vec![
+            Finding::new(
+                "hook.malformed_tool_input",
+                ReasonCode::MalformedInput,
+                Decision::Deny,
+                Tier::Low,
+                Severity::Medium,
+                format!(
+                    "the `{}` call {what}, so it cannot be checked",
+                    bounded(tool)
+                ),
+            )
+            .with_remediation("Check that the agent and airlock agree on this tool's arguments."),
+        ],
+        Decision::Deny,
+    )
+}
+
+fn unparsed_patch() -> Assessment {
+    Assessment::from_findings(
+        vec![
+            Finding::new(
+                "hook.unparsed_patch",
+                ReasonCode::ParseError,
+                Decision::Ask,
+                Tier::Low,
+                Severity::Medium,
+                "no file names could be read from this patch, so the files it changes are \
+                 unknown; a person must confirm it",
+            )
+            .with_remediation("Look at which files the patch touches before approving."),
+        ],
+        Decision::Ask,
+    )
+}
+
+fn unsupported(tool: &str) -> Assessment {
+    let shown = bounded(tool);
+    let what = match tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+        Some((server, name)) => format!(
+            "the MCP tool `{}` from server `{}`",
+            bounded(name),
+            bounded(server)
+        ),
+        None => format!("the tool `{shown}`"),
+    };
+    Assessment::from_findings(
+        vec![
+            Finding::new(
+                "hook.unsupported_tool",
+                ReasonCode::UnsupportedTool,
+                Decision::Ask,
+                Tier::Medium,
+                Severity::Info,
+                format!("airlock has no rules for {what}, so a person must confirm this call"),
+            )
+            .with_remediation(
+                "If this tool is safe, allow it in the agent's own settings or leave it out of the \
+                 hook's matcher.",
+            ),
+        ],
+        Decision::Ask,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::protocol::Protocol;
+    use super::*;
+    use serde_json::json;
+
+    fn call(tool: &str, args: Value) -> ToolCall {
+        ToolCall {
+            protocol: Protocol::Claude,
+            tool: tool.to_string(),
+            args: args.as_object().cloned().unwrap_or_default(),
+            cwd: Some("/work/proj".to_string()),
+        }
+    }
+
+    fn decide(tool: &str, args: Value) -> Verdict {
+        assess(&call(tool, args), Some("/home/dev"))
+    }
+
+    #[test]
+    fn writes_to_sensitive_paths_are_findings() {
+        let v = decide(
+            "Write",
+            json!({"file_path": "/home/dev/.ssh/authorized_keys"}),
+        );
+        assert_eq!(v.assessment.decision, Decision::Deny);
+        assert_eq!(v.assessment.reasons[0].code, ReasonCode::SensitivePath);
+        let v = decide("replace", json!({"file_path": "~/.bashrc"}));
+        assert_eq!(v.assessment.decision, Decision::Ask);
+        // Relative to the agent's cwd.
+        let v = decide("Edit", json!({"file_path": ".git/hooks/pre-push"}));
+        assert_eq!(v.assessment.reasons[0].rule_id, "paths.git_hooks");
+        let v = decide("save_memory", json!({"fact": "x"}));
+        assert_eq!(v.assessment.decision, Decision::Ask);
+    }
+
+    #[test]
+    fn ordinary_writes_allow_at_tier_one() {
+        let v = decide(
+            "Write",
+            json!({"file_path": "/work/proj/src/lib.rs", "content": ""}),
+        );
+        assert_eq!(v.assessment.decision, Decision::Allow);
+        assert_eq!(v.assessment.tier, Tier::Low);
+        assert_eq!(
+            v.subject,
+            Subject::Paths(vec!["/work/proj/src/lib.rs".into()])
+        );
+    }
+
+    #[test]
+    fn read_only_tools_allow_at_tier_zero() {
+        for t in [
+            "Read",
+            "Glob",
+            "Grep",
+            "LS",
+            "WebSearch",
+            "read_file",
+            "view",
+        ] {
+            let v = decide(t, json!({"file_path": "/home/dev/.ssh/id_rsa"}));
+            assert_eq!(v.assessment.decision, Decision::Allow, "{t}");
+            assert_eq!(v.assessment.tier, Tier::Safe, "{t}");
+        }
+        let v = decide(
+            "str_replace_editor",
+            json!({"command": "view", "path": "/etc/passwd"}),
+        );
+        assert_eq!(v.assessment.decision, Decision::Allow);
+        let v = decide(
+            "str_replace_editor",
+            json!({"command": "create", "path": "/etc/passwd"}),
+        );
+        assert_eq!(v.assessment.decision, Decision::Deny);
+    }
+
+    #[test]
+    fn unknown_tools_ask() {
+        let v = decide("mcp__github__create_issue", json!({}));
+        assert_eq!(v.assessment.decision, Decision::Ask);
+        assert_eq!(v.assessment.reasons[0].code, ReasonCode::UnsupportedTool);
+        assert!(v.assessment.reasons[0].message.contains("server `github`"));
+        assert_eq!(
+            decide("powershell", json!({})).assessment.decision,
+            Decision::Ask
+        );
+    }
+
+    #[test]
+    fn missing_arguments_deny() {
+        let v = decide("Bash", json!({"description": "x"}));
+        assert_eq!(v.assessment.decision, Decision::Deny);
+        assert_eq!(v.assessment.reasons[0].code, ReasonCode::MalformedInput);
+        let v = decide("Write", json!({"content": "x"}));
+        assert_eq!(v.assessment.decision, Decision::Deny);
+        let v = decide("apply_patch", json!({"input": "garbage"}));
+        assert_eq!(v.assessment.decision, Decision::Ask);
+    }
+
+    #[test]
+    fn shell_commands_go_to_the_analyser() {
+        let v = decide("Bash", json!({"command": "ls -la"}));
+        assert_eq!(v.subject, Subject::Command("ls -la".into()));
+        assert_eq!(v.assessment, airlock_shell::analyse("ls -la"));
+        let v = decide(
+            "local_shell",
+            json!({"command": ["bash", "-lc", "echo hi"]}),
+        );
+        assert_eq!(v.subject, Subject::Command("echo hi".into()));
+        let v = decide("exec_command", json!({"command": ["rm", "-rf", "my dir"]}));
+        assert_eq!(v.subject, Subject::Command("rm -rf 'my dir'".into()));
+    }
+
+    #[test]
+    fn patch_paths_are_read() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: \
+                     /home/dev/.zshrc\n+echo hi\n*** End Patch\n";
+        let v = decide("apply_patch", json!({"input": patch}));
+        assert_eq!(
+            v.subject,
+            Subject::Paths(vec!["src/a.rs".into(), "/home/dev/.zshrc".into()])
+        );
+        assert_eq!(v.assessment.decision, Decision::Ask);
+        let diff = "--- a/x\n+++ b/.claude/settings.json\n@@\n";
+        let v = decide("apply_patch", json!({"command": ["apply_patch", diff]}));
+        assert_eq!(v.assessment.decision, Decision::Deny);
+    }
+}
