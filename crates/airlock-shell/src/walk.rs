@@ -411,7 +411,6 @@ impl<'a> Walker<'a> {
             self.origin = self.span_of(s);
         }
         let mut argv: Vec<String> = Vec::new();
-        let mut head_dynamic = false;
         let mut root_risk: Vec<String> = Vec::new();
         let mut feed: Option<String> = None;
         let mut redirects = Vec::new();
@@ -419,31 +418,16 @@ impl<'a> Walker<'a> {
         let prefix = s.prefix.iter().flat_map(|p| p.0.iter());
         let suffix = s.suffix.iter().flat_map(|p| p.0.iter());
         for item in prefix {
-            self.walk_item(
-                item,
-                depth,
-                &mut argv,
-                &mut head_dynamic,
-                &mut root_risk,
-                &mut redirects,
-                true,
-            );
+            self.walk_item(item, depth, &mut argv, &mut root_risk, &mut redirects, true);
         }
         if let Some(w) = &s.word_or_name {
-            self.push_word(
-                &w.value,
-                depth,
-                &mut argv,
-                &mut head_dynamic,
-                &mut root_risk,
-            );
+            self.push_word(&w.value, depth, &mut argv, &mut root_risk);
         }
         for item in suffix {
             self.walk_item(
                 item,
                 depth,
                 &mut argv,
-                &mut head_dynamic,
                 &mut root_risk,
                 &mut redirects,
                 false,
@@ -458,17 +442,6 @@ impl<'a> Walker<'a> {
         }
         if argv.is_empty() {
             return Stage::default();
-        }
-        if head_dynamic {
-            let text = canon::join(&argv);
-            self.engine(
-                "dynamic_command",
-                ReasonCode::DynamicCode,
-                (Decision::Ask, Tier::Medium, Severity::Medium),
-                "the program to run is only known at run time (it comes from a variable or a command substitution), so airlock cannot tell what it is; a person must look. Write the program name literally.".to_string(),
-                "Find out what the variable or substitution expands to before approving.",
-                &text,
-            );
         }
         if !root_risk.is_empty() && is_destructive(&argv) {
             let text = canon::join(&argv);
@@ -503,7 +476,6 @@ impl<'a> Walker<'a> {
         item: &'i CommandPrefixOrSuffixItem,
         depth: usize,
         argv: &mut Vec<String>,
-        head_dynamic: &mut bool,
         root_risk: &mut Vec<String>,
         redirects: &mut Vec<&'i IoRedirect>,
         in_prefix: bool,
@@ -514,13 +486,11 @@ impl<'a> Walker<'a> {
                     self.assign(a, depth);
                 } else {
                     // `export a=b`: an argument that looks like an assignment
-                    self.push_word(&w.value, depth, argv, head_dynamic, root_risk);
+                    self.push_word(&w.value, depth, argv, root_risk);
                 }
             }
             CommandPrefixOrSuffixItem::IoRedirect(io) => redirects.push(io),
-            CommandPrefixOrSuffixItem::Word(w) => {
-                self.push_word(&w.value, depth, argv, head_dynamic, root_risk)
-            }
+            CommandPrefixOrSuffixItem::Word(w) => self.push_word(&w.value, depth, argv, root_risk),
             CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                 let st = self.walk_list(&sub.list, depth + 1);
                 argv.push(proc_sub_text(kind, &st));
@@ -533,7 +503,6 @@ impl<'a> Walker<'a> {
         raw: &str,
         depth: usize,
         argv: &mut Vec<String>,
-        head_dynamic: &mut bool,
         root_risk: &mut Vec<String>,
     ) {
         let e = self.expand_word(raw, depth);
@@ -549,9 +518,6 @@ impl<'a> Walker<'a> {
                 "Inspect what the escapes do before approving (for example with `cat -v`).",
                 raw,
             );
-        }
-        if argv.is_empty() && e.dynamic {
-            *head_dynamic = true;
         }
         if e.root_risk {
             root_risk.push(e.text.clone());
@@ -677,6 +643,19 @@ impl<'a> Walker<'a> {
             return Stage::default();
         }
         let text = canon::render(&argv);
+        // a program name still holding `$` or a backtick after expansion is only known at run
+        // time (known constants were substituted already)
+        if argv[0].contains('$') || argv[0].contains('`') {
+            let line = canon::join(&argv);
+            self.engine(
+                "dynamic_command",
+                ReasonCode::DynamicCode,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                "the program to run is only known at run time (it comes from a variable or a command substitution), so airlock cannot tell what it is; a person must look. Write the program name literally.".to_string(),
+                "Find out what the variable or substitution expands to before approving.",
+                &line,
+            );
+        }
         let matched = self.rule_hits(Target::Command, &text);
         let name = unwrap::base(&argv[0]).to_string();
         if matches!(

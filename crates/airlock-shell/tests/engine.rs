@@ -1,0 +1,245 @@
+//! End-to-end behaviour of the analyser engine itself (what is decided in code rather than by
+//! rule packs): evasions, dynamic code, decoded payloads, wrappers, limits and the read-only set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use airlock_core::{Decision, ReasonCode, Tier};
+use airlock_shell::analyse;
+use proptest::prelude::*;
+
+fn codes(cmd: &str) -> Vec<ReasonCode> {
+    analyse(cmd).reasons.iter().map(|r| r.code).collect()
+}
+
+fn decision(cmd: &str) -> Decision {
+    analyse(cmd).decision
+}
+
+#[test]
+fn read_only_lines_are_tier_zero() {
+    for cmd in [
+        "ls -la",
+        "git status && git diff --stat | head -20",
+        "grep -rn 'TODO' src | wc -l",
+        "cat README.md 2>/dev/null || echo missing",
+        "for f in *.rs; do wc -l \"$f\"; done",
+        "find . -name '*.toml' -type f",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
+        assert_eq!(a.tier, Tier::Safe, "{cmd}: {a:?}");
+        assert_eq!(a.reasons[0].code, ReasonCode::ReadOnly, "{cmd}");
+    }
+}
+
+#[test]
+fn ordinary_work_is_allowed_at_tier_one() {
+    for cmd in [
+        "cargo build --release",
+        "npm test",
+        "make -j4",
+        "mkdir -p build && cd build",
+        "echo hi > out.txt",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
+        assert_eq!(a.tier, Tier::Low, "{cmd}");
+        assert_eq!(a.reasons[0].code, ReasonCode::UnknownCommand, "{cmd}");
+    }
+}
+
+#[test]
+fn what_cannot_be_analysed_asks() {
+    for (cmd, code) in [
+        ("ls (", ReasonCode::ParseError),
+        ("if then fi", ReasonCode::ParseError),
+        ("$CMD --force", ReasonCode::DynamicCode),
+        ("bash -c \"$PAYLOAD\"", ReasonCode::DynamicCode),
+        ("eval \"$x\"", ReasonCode::DynamicCode),
+        ("\"$(cat /tmp/cmd)\" arg", ReasonCode::DynamicCode),
+    ] {
+        let a = analyse(cmd);
+        assert!(a.decision >= Decision::Ask, "{cmd}: {a:?}");
+        assert!(codes(cmd).contains(&code), "{cmd}: {a:?}");
+    }
+}
+
+#[test]
+fn decoded_payloads_into_a_shell_are_denied() {
+    for cmd in [
+        "echo cm0gLXJmIC8= | base64 -d | bash",
+        "base64 --decode payload.txt | sh",
+        "printf '\\x72\\x6d\\x20\\x2d\\x72\\x66' | sh",
+        "echo 'fr- mr' | rev | bash",
+        "xxd -r -p hex.txt | sudo bash -s",
+        "cat x | base64 -d | python3",
+        "echo x | tr 'A-Za-z' 'N-ZA-Mn-za-m' | sh",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
+        assert!(codes(cmd).contains(&ReasonCode::DecodedPayload), "{cmd}");
+    }
+    // decoding to a file or the terminal is fine
+    assert_eq!(decision("echo aGk= | base64 -d"), Decision::Allow);
+    assert_eq!(decision("base64 -d in.b64 > out.bin"), Decision::Allow);
+}
+
+#[test]
+fn terminal_deception_and_hidden_characters_ask() {
+    for cmd in [
+        "echo \x1b[2Jhello",
+        "ls\rrm -rf ~",
+        "echo $'\\x1b]0;title\\x07'",
+        "ls\u{200b} -la",
+        "echo safe \u{202e}txt.exe",
+    ] {
+        let a = analyse(cmd);
+        assert!(a.decision >= Decision::Ask, "{cmd:?}: {a:?}");
+        assert!(
+            codes(cmd).contains(&ReasonCode::TerminalDeception),
+            "{cmd:?}: {a:?}"
+        );
+    }
+    let a = analyse("ls\0 -la");
+    assert!(a.decision >= Decision::Ask);
+    assert!(codes("ls\0 -la").contains(&ReasonCode::NulByte));
+}
+
+#[test]
+fn look_alike_command_words_ask() {
+    let a = analyse("ｌｓ -la");
+    assert!(a.decision >= Decision::Ask, "{a:?}");
+    assert!(codes("ｌｓ -la").contains(&ReasonCode::ConfusableCommand));
+    // non-ASCII arguments are ordinary
+    assert_eq!(decision("echo 'héllo wörld'"), Decision::Allow);
+}
+
+#[test]
+fn unset_variables_before_a_slash_ask_in_destructive_commands() {
+    for cmd in [
+        "rm -rf \"$BUILD/\"*",
+        "rm -rf $PREFIX/lib",
+        "chmod -R 777 \"${DIR}/\"",
+    ] {
+        let a = analyse(cmd);
+        assert!(a.decision >= Decision::Ask, "{cmd}: {a:?}");
+        assert!(codes(cmd).contains(&ReasonCode::UnsafeExpansion), "{cmd}");
+    }
+    assert!(!codes("rm -rf \"${BUILD:?}/\"*").contains(&ReasonCode::UnsafeExpansion));
+    assert!(!codes("echo \"$HOME/x\"").contains(&ReasonCode::UnsafeExpansion));
+}
+
+#[test]
+fn inline_code_with_capabilities_asks() {
+    for cmd in [
+        "python3 -c 'import shutil; shutil.rmtree(\"build\")'",
+        "node -e 'require(\"child_process\").execSync(\"id\")'",
+        "perl -e 'system(\"id\")'",
+        "awk 'BEGIN { system(\"id\") }'",
+        "ruby -e 'puts `id`'",
+        "sed -n '1e id' file",
+    ] {
+        let a = analyse(cmd);
+        assert!(a.decision >= Decision::Ask, "{cmd}: {a:?}");
+    }
+    assert_eq!(
+        decision("python3 -c 'print(sum(range(10)))'"),
+        Decision::Allow
+    );
+    assert_eq!(decision("awk '{ print $1 }' file"), Decision::Allow);
+    assert_eq!(decision("sed -n 's/e/E/gp' file"), Decision::Allow);
+}
+
+#[test]
+fn git_config_programs_ask() {
+    for cmd in [
+        "git -c core.pager='!sh -c id' log",
+        "git -c alias.x='!id' x",
+        "git -c core.sshCommand='ssh -oProxyCommand=id' fetch",
+    ] {
+        assert!(decision(cmd) >= Decision::Ask, "{cmd}");
+    }
+}
+
+#[test]
+fn limits_ask_instead_of_crashing() {
+    let big = "echo ".to_string() + &"a".repeat(airlock_shell::MAX_INPUT);
+    let a = analyse(&big);
+    assert_eq!(a.decision, Decision::Ask);
+    assert_eq!(a.reasons[0].code, ReasonCode::InputTooLarge);
+
+    let nested = "echo ".to_string() + &"$(".repeat(200) + &")".repeat(200);
+    let a = analyse(&nested);
+    assert!(a.decision >= Decision::Ask);
+    assert!(
+        codes(&nested).contains(&ReasonCode::NestingTooDeep),
+        "{a:?}"
+    );
+
+    let mut wrapped = String::new();
+    for _ in 0..20 {
+        wrapped.push_str("sudo env nice ");
+    }
+    wrapped.push_str("ls");
+    assert!(codes(&wrapped).contains(&ReasonCode::NestingTooDeep));
+
+    let many = "true; ".repeat(5000);
+    assert!(analyse(&many).decision >= Decision::Ask);
+
+    // brush-parser 0.4 panics on these; they must become parse errors, not crashes
+    for cmd in ["echo 99999999999>x", "echo ~99999999999999999999"] {
+        let a = analyse(cmd);
+        assert!(a.decision >= Decision::Allow, "{cmd}");
+    }
+}
+
+#[test]
+fn reasons_carry_spans_into_the_input() {
+    let line = "ls; $CMD -x";
+    let a = analyse(line);
+    let r = a
+        .reasons
+        .iter()
+        .find(|r| r.code == ReasonCode::DynamicCode)
+        .unwrap();
+    let sp = r.span.unwrap();
+    assert_eq!(&line[sp.start..sp.end], "$CMD -x");
+}
+
+#[test]
+fn policy_hash_is_stable_hex() {
+    let h = airlock_shell::policy_hash();
+    assert_eq!(h.len(), 64);
+    assert!(h.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(h, airlock_shell::policy_hash());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Any input at all: no panic, and an internal failure is never an allow.
+    #[test]
+    fn never_panics(s in "\\PC{0,200}") {
+        let a = analyse(&s);
+        if a.reasons.iter().any(|r| r.code == ReasonCode::InternalError) {
+            prop_assert_eq!(a.decision, Decision::Deny);
+        }
+    }
+
+    /// Shell-ish noise built from metacharacters.
+    #[test]
+    fn shell_noise_never_panics(s in "[a-z $(){}|&;<>'\"`\\\\=*~/-]{0,120}") {
+        let a = analyse(&s);
+        prop_assert!(!a.reasons.is_empty());
+    }
+
+    /// Wrapping a command in a transparent wrapper never lowers its decision.
+    #[test]
+    fn wrappers_never_loosen(cmd in prop::sample::select(vec![
+        "rm -rf /", "echo x | base64 -d | sh", "$X", "ls (", "git -c core.pager=id log",
+    ]), wrap in prop::sample::select(vec!["sudo ", "env ", "nice -n 5 ", "timeout 5 ", "nohup ", "command "])) {
+        let plain = analyse(cmd).decision;
+        let wrapped = analyse(&format!("{wrap}{cmd}")).decision;
+        prop_assert!(wrapped >= plain, "{}{} => {:?} < {:?}", wrap, cmd, wrapped, plain);
+    }
+}
