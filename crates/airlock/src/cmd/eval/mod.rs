@@ -15,6 +15,8 @@ enum Suite {
 }
 
 pub mod commands;
+mod commands_score;
+mod corpus_commands;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.suite {

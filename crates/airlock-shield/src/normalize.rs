@@ -1,0 +1,500 @@
+//! Text normalisation: undoes the spellings people use to slip text past a filter.
+//!
+//! Steps, in order: strip (and flag) zero-width, bidi-control and Unicode tag characters (tag
+//! characters that spell ASCII are decoded into a separate hidden string); NFKC; fold
+//! confusables and homoglyphs (decancer) when the text is mostly Latin; collapse spaced-out
+//! letters (`i g n o r e`); undo leetspeak (`1gn0r3`). Clean ASCII prose takes a fast path that
+//! borrows the input and allocates nothing. The output keeps a map back to input byte offsets so
+//! spans always point into the text the caller gave.
+
+use std::borrow::Cow;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::flags::Flags;
+
+/// The normalised form of one text.
+#[derive(Debug, Clone)]
+pub struct Normalized<'a> {
+    /// The normalised text (borrowed when nothing changed).
+    pub text: Cow<'a, str>,
+    /// For each byte of `text`, the byte offset in the input it came from (`None` when borrowed).
+    map: Option<Vec<u32>>,
+    /// What the normaliser saw.
+    pub flags: Flags,
+    /// ASCII spelled with invisible Unicode tag characters, if any.
+    pub hidden: Option<String>,
+}
+
+impl Normalized<'_> {
+    /// Maps a byte range of the normalised text back to the input.
+    pub fn to_input_span(&self, start: usize, end: usize, input_len: usize) -> (usize, usize) {
+        match &self.map {
+            None => (start, end),
+            Some(map) => {
+                let s = map.get(start).map_or(input_len, |&v| v as usize);
+                let e = if end == 0 {
+                    s
+                } else {
+                    map.get(end - 1).map_or(input_len, |&v| v as usize)
+                };
+                // The last mapped byte starts a character of the input: extend to its end.
+                (s, (e + 1).clamp(s, input_len))
+            }
+        }
+    }
+
+    /// True when the normalised text differs from the input.
+    pub fn changed(&self) -> bool {
+        matches!(self.text, Cow::Owned(_))
+    }
+}
+
+/// Normalises `input`.
+pub fn normalize(input: &str) -> Normalized<'_> {
+    if fast_path_ok(input.as_bytes()) {
+        return Normalized {
+            text: Cow::Borrowed(input),
+            map: None,
+            flags: Flags::empty(),
+            hidden: None,
+        };
+    }
+    slow(input)
+}
+
+/// True when `b` is clean ASCII that none of the steps would change: no control characters, no
+/// digits or leet symbols glued to letters, no run of spaced-out single letters.
+fn fast_path_ok(b: &[u8]) -> bool {
+    let mut single_run = 0u8;
+    let n = b.len();
+    for i in 0..n {
+        let c = b[i];
+        if c >= 0x80 || (c < 0x20 && c != b'\n' && c != b'\r' && c != b'\t') || c == 0x7f {
+            return false;
+        }
+        if c.is_ascii_alphanumeric() {
+            let prev = if i > 0 { b[i - 1] } else { b' ' };
+            let next = if i + 1 < n { b[i + 1] } else { b' ' };
+            if c.is_ascii_digit() {
+                if prev.is_ascii_alphabetic() || next.is_ascii_alphabetic() {
+                    return false;
+                }
+            } else if !prev.is_ascii_alphanumeric() && !next.is_ascii_alphanumeric() {
+                // An isolated letter: four in a row separated by one character is spacing.
+                if i >= 2
+                    && is_spacer(prev)
+                    && b[i - 2].is_ascii_alphanumeric()
+                    && (i < 3 || !b[i - 3].is_ascii_alphanumeric())
+                {
+                    single_run = single_run.saturating_add(1);
+                } else {
+                    single_run = 1;
+                }
+                if single_run >= 4 {
+                    return false;
+                }
+            } else if !prev.is_ascii_alphanumeric() {
+                single_run = 0;
+            }
+        } else if is_leet_symbol(c)
+            && i > 0
+            && i + 1 < n
+            && b[i - 1].is_ascii_alphabetic()
+            && b[i + 1].is_ascii_alphabetic()
+        {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_spacer(c: u8) -> bool {
+    matches!(c, b' ' | b'.' | b'-' | b'_' | b'*' | b'/' | b'|')
+}
+
+fn is_leet_symbol(c: u8) -> bool {
+    matches!(c, b'@' | b'$' | b'!' | b'|' | b'+')
+}
+
+/// Characters that render as nothing and are stripped.
+fn invisible_kind(c: char) -> Option<Flags> {
+    match c {
+        '\u{200B}'
+        | '\u{200C}'
+        | '\u{200D}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}'
+        | '\u{180E}'
+        | '\u{00AD}'
+        | '\u{034F}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}' => Some(Flags::ZERO_WIDTH),
+        '\u{200E}'
+        | '\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{061C}' => Some(Flags::BIDI),
+        '\u{E0000}'..='\u{E007F}' => Some(Flags::TAG_CHARS),
+        // Variation selectors style emoji; dropping them is harmless and not suspicious.
+        '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' => Some(Flags::empty()),
+        _ => None,
+    }
+}
+
+fn slow(input: &str) -> Normalized<'_> {
+    let mut flags = Flags::empty();
+    let mut hidden = String::new();
+    let mut latin = 0usize;
+    let mut other = 0usize;
+    for c in input.chars() {
+        if c.is_ascii_alphabetic() {
+            latin += 1;
+        } else if c.is_alphabetic() {
+            other += 1;
+        }
+    }
+    // Homoglyph folding would mangle honest Cyrillic or Greek prose; fold only where Latin
+    // dominates, or inside words that mix Latin with other letters.
+    let fold_all = latin >= other;
+
+    // Stage 1: strip invisibles, replace controls, NFKC, fold confusables.
+    let mut chars: Vec<(char, u32)> = Vec::with_capacity(input.len());
+    let mut prev_non_ascii = false;
+    let words_mixed = mixed_word_starts(input);
+    for (off, c) in input.char_indices() {
+        let o = off as u32;
+        if c.is_ascii() {
+            if (c.is_ascii_control() && !matches!(c, '\n' | '\r' | '\t')) || c == '\x7f' {
+                flags |= Flags::CONTROL;
+                chars.push((' ', o));
+            } else {
+                chars.push((c, o));
+            }
+            prev_non_ascii = false;
+            continue;
+        }
+        if let Some(kind) = invisible_kind(c) {
+            // A joiner inside an emoji sequence or a non-Latin script is honest.
+            let honest_joiner = matches!(c, '\u{200C}' | '\u{200D}') && prev_non_ascii;
+            if !honest_joiner {
+                flags |= kind;
+            }
+            if kind == Flags::TAG_CHARS {
+                let v = c as u32 - 0xE0000;
+                if (0x20..0x7f).contains(&v) {
+                    hidden.push(char::from(v as u8));
+                }
+            }
+            continue;
+        }
+        prev_non_ascii = true;
+        if c.is_control() {
+            flags |= Flags::CONTROL;
+            chars.push((' ', o));
+            continue;
+        }
+        if c.is_whitespace() {
+            chars.push((' ', o));
+            continue;
+        }
+        let fold = fold_all || words_mixed.iter().any(|&(s, e)| off >= s && off < e);
+        let mut nfkc = std::iter::once(c).nfkc();
+        let first = nfkc.next();
+        let single = first == Some(c) && nfkc.clone().next().is_none();
+        if !single {
+            flags |= Flags::COMPATIBILITY;
+        }
+        for d in first.into_iter().chain(nfkc) {
+            if d.is_ascii() || !fold {
+                chars.push((d, o));
+                continue;
+            }
+            match decancer::cure_char(d, decancer::Options::default()) {
+                decancer::Translation::Character(t) => {
+                    if t != d && t.is_ascii() {
+                        flags |= Flags::CONFUSABLE;
+                    }
+                    chars.push((t, o));
+                }
+                decancer::Translation::String(s) => {
+                    flags |= Flags::CONFUSABLE;
+                    for t in s.chars() {
+                        chars.push((t, o));
+                    }
+                }
+                // Combining marks (zalgo) and the like render on top of other letters.
+                decancer::Translation::None => {}
+            }
+        }
+    }
+
+    // Stage 2: collapse spaced-out letters.
+    if collapse_spacing(&mut chars) {
+        flags |= Flags::SPACED;
+    }
+    // Stage 3: undo leetspeak.
+    if undo_leet(&mut chars) {
+        flags |= Flags::LEETSPEAK;
+    }
+
+    let mut text = String::with_capacity(chars.len());
+    let mut map = Vec::with_capacity(chars.len());
+    for (c, o) in chars {
+        let before = text.len();
+        text.push(c);
+        map.extend(std::iter::repeat_n(o, text.len() - before));
+    }
+    Normalized {
+        text: Cow::Owned(text),
+        map: Some(map),
+        flags,
+        hidden: (!hidden.is_empty()).then_some(hidden),
+    }
+}
+
+/// Byte ranges of words that mix ASCII letters with non-ASCII letters (`pаypal` with a Cyrillic
+/// `а`): the classic homoglyph trick.
+fn mixed_word_starts(input: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let (mut ascii, mut non) = (false, false);
+    for (i, c) in input
+        .char_indices()
+        .chain(std::iter::once((input.len(), ' ')))
+    {
+        if c.is_alphanumeric() {
+            if start.is_none() {
+                start = Some(i);
+                ascii = false;
+                non = false;
+            }
+            if c.is_ascii_alphabetic() {
+                ascii = true;
+            } else if !c.is_ascii() {
+                non = true;
+            }
+        } else if let Some(s) = start.take()
+            && ascii
+            && non
+        {
+            out.push((s, i));
+        }
+    }
+    out
+}
+
+fn is_sep(c: char) -> bool {
+    matches!(c, ' ' | '.' | '-' | '_' | '*' | '/' | '|' | '\t')
+}
+
+/// Joins runs of at least four single letters separated by one separator each ("k i l l",
+/// "s.y.s.t.e.m"). A longer gap inside the run ends a word and becomes one space.
+fn collapse_spacing(chars: &mut Vec<(char, u32)>) -> bool {
+    let n = chars.len();
+    let alnum = |i: usize, v: &Vec<(char, u32)>| i < n && v[i].0.is_alphanumeric();
+    let mut keep = vec![true; n];
+    let mut changed = false;
+    let mut i = 0;
+    while i < n {
+        // A run starts at an isolated letter.
+        let isolated = |j: usize, v: &Vec<(char, u32)>| {
+            alnum(j, v) && (j == 0 || !alnum(j - 1, v)) && !alnum(j + 1, v)
+        };
+        if !isolated(i, chars) {
+            i += 1;
+            continue;
+        }
+        let mut letters = vec![i];
+        let mut gaps: Vec<(usize, usize)> = Vec::new();
+        let mut j = i + 1;
+        loop {
+            let gap_start = j;
+            while j < n && is_sep(chars[j].0) && j - gap_start < 3 {
+                j += 1;
+            }
+            if j == gap_start || !isolated(j, chars) {
+                break;
+            }
+            gaps.push((gap_start, j));
+            letters.push(j);
+            j += 1;
+        }
+        if letters.len() >= 4 {
+            changed = true;
+            for &(s, e) in &gaps {
+                let single = e - s == 1;
+                for (k, slot) in keep.iter_mut().enumerate().take(e).skip(s) {
+                    // A one-character gap joins letters; a wider gap keeps one space.
+                    *slot = !single && k == s;
+                }
+                if !single {
+                    chars[s].0 = ' ';
+                }
+            }
+            i = *letters.last().unwrap_or(&i) + 1;
+        } else {
+            i += 1;
+        }
+    }
+    if changed {
+        let mut k = 0;
+        chars.retain(|_| {
+            let r = keep[k];
+            k += 1;
+            r
+        });
+    }
+    changed
+}
+
+fn leet_letter(c: char, next: Option<char>, prev: Option<char>) -> Option<char> {
+    Some(match c {
+        '0' => 'o',
+        // "k1ll" and "ki11": a doubled one is "ll", a single one "i".
+        '1' if next == Some('1') || prev == Some('1') || prev == Some('l') => 'l',
+        '1' | '!' => 'i',
+        '3' => 'e',
+        '4' | '@' => 'a',
+        '5' | '$' => 's',
+        '7' | '+' => 't',
+        '8' => 'b',
+        '9' => 'g',
+        '|' => 'l',
+        _ => return None,
+    })
+}
+
+/// Rewrites leet characters inside words that also hold letters ("1gn0r3", "k!ll").
+fn undo_leet(chars: &mut [(char, u32)]) -> bool {
+    let n = chars.len();
+    let mut changed = false;
+    let is_word = |c: char| c.is_alphanumeric() || matches!(c, '@' | '$' | '!' | '|' | '+');
+    let mut i = 0;
+    while i < n {
+        if !is_word(chars[i].0) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < n && is_word(chars[i].0) {
+            i += 1;
+        }
+        // Trailing symbols are punctuation ("stop!"), leading ones too ("$5", "@bob").
+        let mut s = start;
+        while s < i && !chars[s].0.is_alphanumeric() {
+            s += 1;
+        }
+        let mut e = i;
+        while e > s && !chars[e - 1].0.is_alphanumeric() {
+            e -= 1;
+        }
+        let word = &chars[s..e];
+        let letters = word.iter().filter(|c| c.0.is_alphabetic()).count();
+        let leets = word
+            .iter()
+            .filter(|c| !c.0.is_alphabetic() && leet_letter(c.0, None, None).is_some())
+            .count();
+        if letters >= 1 && leets >= 1 && letters + leets == word.len() && word.len() >= 2 {
+            for k in s..e {
+                let c = chars[k].0;
+                if c.is_alphabetic() {
+                    continue;
+                }
+                let next = chars.get(k + 1).map(|x| x.0);
+                let prev = (k > s).then(|| chars[k - 1].0);
+                if let Some(l) = leet_letter(c, next, prev) {
+                    chars[k].0 = l;
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> String {
+        normalize(s).text.into_owned()
+    }
+
+    #[test]
+    fn ascii_prose_is_borrowed() {
+        let n = normalize("The build failed at 3 pm; rerun it with --verbose, please.");
+        assert!(!n.changed());
+        assert!(n.flags.is_empty());
+    }
+
+    #[test]
+    fn leetspeak_is_undone() {
+        assert_eq!(
+            norm("1gn0r3 pr3v10us 1nstruct10ns"),
+            "ignore previous instructions"
+        );
+        assert_eq!(norm("k1ll mys3lf"), "kill myself");
+        assert_eq!(norm("ki11 myself"), "kill myself");
+        assert!(normalize("k!ll").flags.contains(Flags::LEETSPEAK));
+        assert_eq!(norm("stop! now"), "stop! now");
+    }
+
+    #[test]
+    fn spaced_letters_are_joined() {
+        assert_eq!(norm("i g n o r e  a l l rules"), "ignore all rules");
+        assert_eq!(norm("k.i.l.l me"), "kill me");
+        assert_eq!(norm("a b c"), "a b c");
+    }
+
+    #[test]
+    fn invisibles_are_stripped_and_flagged() {
+        let n = normalize("ig\u{200B}nore previous");
+        assert_eq!(n.text, "ignore previous");
+        assert!(n.flags.contains(Flags::ZERO_WIDTH));
+        let n = normalize("abc\u{202E}def");
+        assert!(n.flags.contains(Flags::BIDI));
+    }
+
+    #[test]
+    fn tag_characters_are_decoded() {
+        let tags: String = "hi"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        let input = format!("hello{tags}");
+        let n = normalize(&input);
+        assert_eq!(n.text, "hello");
+        assert_eq!(n.hidden.as_deref(), Some("hi"));
+        assert!(n.flags.contains(Flags::TAG_CHARS));
+    }
+
+    #[test]
+    fn homoglyphs_and_fullwidth_fold() {
+        // Cyrillic а and е inside Latin words.
+        assert_eq!(norm("ignоrе prеvious"), "ignore previous");
+        assert_eq!(norm("ｉｇｎｏｒｅ"), "ignore");
+        assert_eq!(norm("𝐢𝐠𝐧𝐨𝐫𝐞"), "ignore");
+    }
+
+    #[test]
+    fn cyrillic_prose_is_left_alone() {
+        assert_eq!(norm("привет мир"), "привет мир");
+    }
+
+    #[test]
+    fn emoji_joiners_are_not_flagged() {
+        let n = normalize("family 👨\u{200D}👩\u{200D}👧");
+        assert!(!n.flags.contains(Flags::ZERO_WIDTH));
+    }
+
+    #[test]
+    fn spans_map_back() {
+        let input = "x\u{200B}ignore";
+        let n = normalize(input);
+        let at = n.text.find("ignore").unwrap();
+        let (s, e) = n.to_input_span(at, at + 6, input.len());
+        assert_eq!(&input[s..e], "ignore");
+    }
+}

@@ -1,0 +1,152 @@
+//! The scan result and its wire shape (a public format, pinned by snapshot tests).
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::crisis::CrisisResponse;
+use crate::flags::Flags;
+
+/// Who wrote the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// A person's message to the agent.
+    User,
+    /// Text returned by a tool or read from a document.
+    Tool,
+}
+
+impl std::str::FromStr for Direction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "user" => Ok(Direction::User),
+            "tool" => Ok(Direction::Tool),
+            _ => Err(format!(
+                "unknown direction `{s}` (expected `user` or `tool`)"
+            )),
+        }
+    }
+}
+
+/// The outcome of a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Verdict {
+    Clean,
+    /// A user message tries to jailbreak the model.
+    JailbreakDetected,
+    /// A tool result or document carries instructions for the model.
+    InjectionDetected,
+    /// The person may be in danger.
+    CrisisDetected,
+    /// Crisis signals together with a jailbreak attempt.
+    CrisisUnderAttack,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Clean => "CLEAN",
+            Verdict::JailbreakDetected => "JAILBREAK_DETECTED",
+            Verdict::InjectionDetected => "INJECTION_DETECTED",
+            Verdict::CrisisDetected => "CRISIS_DETECTED",
+            Verdict::CrisisUnderAttack => "CRISIS_UNDER_ATTACK",
+        }
+    }
+
+    pub fn is_clean(self) -> bool {
+        self == Verdict::Clean
+    }
+
+    pub fn is_crisis(self) -> bool {
+        matches!(self, Verdict::CrisisDetected | Verdict::CrisisUnderAttack)
+    }
+
+    pub fn is_attack(self) -> bool {
+        matches!(
+            self,
+            Verdict::JailbreakDetected | Verdict::InjectionDetected | Verdict::CrisisUnderAttack
+        )
+    }
+}
+
+/// Where in the pipeline a rule matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The text as given.
+    Raw,
+    /// The normalised text (span mapped back to the input).
+    Normalized,
+    /// Text spelled with invisible tag characters.
+    Hidden,
+    /// A base64 segment (span of the segment).
+    Base64,
+    Hex,
+    UrlEncoded,
+    Rot13,
+}
+
+pub use airlock_core::Span;
+
+/// One rule that matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    pub rule_id: String,
+    pub category: String,
+    pub span: Span,
+    pub source: Source,
+    /// The matched text (bounded), as the rule saw it.
+    pub evidence: String,
+    /// For the agent: what was found.
+    pub message: String,
+}
+
+/// The configured crisis response, attached to crisis verdicts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CrisisAdvice {
+    pub message: String,
+    pub resources: Vec<crate::crisis::Resource>,
+    pub route_to_trusted_model: bool,
+    pub trusted_models: Vec<String>,
+}
+
+impl From<&CrisisResponse> for CrisisAdvice {
+    fn from(r: &CrisisResponse) -> Self {
+        CrisisAdvice {
+            message: r.message.clone(),
+            resources: r.resources.clone(),
+            route_to_trusted_model: r.route_to_trusted_model,
+            trusted_models: r.trusted_models.clone(),
+        }
+    }
+}
+
+/// The result of scanning one text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanResult {
+    pub verdict: Verdict,
+    /// How sure the scanner is of `verdict`, in [0, 1].
+    pub confidence: f32,
+    /// Risk score in [0, 1] (0: nothing suspicious; the verdict fires at 0.5).
+    pub score: f32,
+    pub direction: Direction,
+    /// Matched categories, sorted, without repeats.
+    pub categories: Vec<String>,
+    pub matches: Vec<Match>,
+    #[serde(serialize_with = "flag_names")]
+    pub flags: Flags,
+    /// The statistical model's own score in [0, 1] (0.5 at its threshold).
+    pub model_score: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crisis: Option<CrisisAdvice>,
+}
+
+fn flag_names<S: Serializer>(f: &Flags, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(f.names())
+}
+
+/// Rounds to three decimals so the wire shows stable, readable numbers.
+pub fn round3(x: f32) -> f32 {
+    (x.clamp(0.0, 1.0) * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,153 @@
+//! Reproducible training of the model: logistic regression with AdaGrad over the windows the
+//! scorer uses, in a fixed order from a fixed seed (same corpora, same binary: same bytes), then a
+//! threshold per direction chosen on the calibration split for a stated false-positive rate of
+//! the whole scanner (rules, flags and model together).
+
+use crate::corpus::{Label, Sample, Split};
+use crate::model::{Linear, Model, window_features};
+use crate::{Direction, Scanner};
+
+/// Training settings (the defaults are what produced the committed weights).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub bits: u32,
+    pub epochs: usize,
+    pub learning_rate: f32,
+    pub l2: f32,
+    /// False-positive rate of the whole scanner on the calibration split's benign items.
+    pub target_fpr: f64,
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bits: 16,
+            epochs: 12,
+            learning_rate: 0.2,
+            l2: 1e-6,
+            target_fpr: 0.005,
+            seed: 0x5eed_a11c,
+        }
+    }
+}
+
+/// Which samples train which direction's model.
+pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool)> {
+    samples
+        .iter()
+        .filter(|s| s.split == Split::Train && s.label != Label::Crisis)
+        .filter(|s| match dir {
+            Direction::User => s.direction == Direction::User,
+            // A jailbreak pasted into a document is an injection too.
+            Direction::Tool => s.direction == Direction::Tool || s.label == Label::Attack,
+        })
+        .map(|s| (s.text.as_str(), s.label == Label::Attack))
+        .collect()
+}
+
+/// Trains one direction's weights (threshold left at 0).
+pub fn train_linear(data: &[(&str, bool)], cfg: &Config) -> Linear {
+    let n = 1usize << cfg.bits;
+    let mut rows: Vec<(Vec<u32>, bool)> = Vec::new();
+    for (text, y) in data {
+        for w in window_features(text, cfg.bits) {
+            if !w.is_empty() {
+                rows.push((w, *y));
+            }
+        }
+    }
+    let pos = rows.iter().filter(|r| r.1).count().max(1) as f32;
+    let neg = rows.iter().filter(|r| !r.1).count().max(1) as f32;
+    let total = pos + neg;
+    // Balanced classes: each side weighs half.
+    let (wp, wn) = (total / (2.0 * pos), total / (2.0 * neg));
+    let mut w = vec![0f32; n];
+    let mut g2 = vec![1e-6f32; n];
+    let (mut bias, mut bg2) = (0f32, 1e-6f32);
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut rng = cfg.seed | 1;
+    for _ in 0..cfg.epochs {
+        for i in (1..order.len()).rev() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            order.swap(i, (rng % (i as u64 + 1)) as usize);
+        }
+        for &i in &order {
+            let (feats, y) = &rows[i];
+            let v = 1.0 / (feats.len() as f32).sqrt();
+            let z = bias + v * feats.iter().map(|&f| w[f as usize]).sum::<f32>();
+            let p = crate::model::sigmoid(z);
+            let g = (p - if *y { 1.0 } else { 0.0 }) * if *y { wp } else { wn };
+            for &f in feats {
+                let f = f as usize;
+                let grad = g * v + cfg.l2 * w[f];
+                g2[f] += grad * grad;
+                w[f] -= cfg.learning_rate * grad / g2[f].sqrt();
+            }
+            bg2 += g * g;
+            bias -= cfg.learning_rate * g / bg2.sqrt();
+        }
+    }
+    Linear {
+        bias,
+        threshold: 0.0,
+        weights: w,
+    }
+}
+
+/// Chooses the threshold logit so that at most `target_fpr` of the benign items are flagged by
+/// the whole scanner. An item flagged by rules alone is flagged at any threshold; otherwise it
+/// is flagged once the threshold falls to its critical value.
+pub fn calibrate(scanner: &Scanner, benign: &[&str], dir: Direction, target_fpr: f64) -> f32 {
+    let mut always = 0usize;
+    let mut critical: Vec<f32> = Vec::new();
+    for t in benign {
+        let (miss, z) = scanner.calibration_parts(t, dir);
+        if miss <= 0.5 {
+            always += 1;
+            continue;
+        }
+        // Flagged when 1 - miss * (1 - sigmoid(z - t)) >= 0.5.
+        let need = 1.0 - 0.5 / miss;
+        let logit_need = (need / (1.0 - need)).ln();
+        critical.push(z - logit_need);
+    }
+    critical.sort_by(|a, b| b.total_cmp(a));
+    let allowed = ((target_fpr * benign.len() as f64).floor() as usize).saturating_sub(always);
+    match critical.get(allowed) {
+        Some(&c) => c + 1e-3,
+        None => critical.last().map_or(0.0, |c| c - 1.0),
+    }
+}
+
+/// Trains both directions and calibrates their thresholds.
+pub fn train(samples: &[Sample], cfg: &Config, scanner: &mut Scanner) -> Model {
+    let user = train_linear(&training_set(samples, Direction::User), cfg);
+    let tool = train_linear(&training_set(samples, Direction::Tool), cfg);
+    let mut model = Model {
+        bits: cfg.bits,
+        user,
+        tool,
+    };
+    // Calibrate against the quantised weights, as they will be loaded.
+    if let Ok(m) = Model::from_bytes(&model.to_bytes()) {
+        model = m;
+    }
+    scanner.set_model(model.clone());
+    for dir in [Direction::User, Direction::Tool] {
+        let benign: Vec<&str> = samples
+            .iter()
+            .filter(|s| s.split == Split::Calib && s.label == Label::Benign && s.direction == dir)
+            .map(|s| s.text.as_str())
+            .collect();
+        let t = calibrate(scanner, &benign, dir, cfg.target_fpr);
+        match dir {
+            Direction::User => model.user.threshold = t,
+            Direction::Tool => model.tool.threshold = t,
+        }
+    }
+    scanner.set_model(model.clone());
+    model
+}
