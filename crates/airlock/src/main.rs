@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Decide on one shell command line (exit 0 allow, 1 deny, 2 ask, 3 error).
     Check(cmd::check::Args),
+    /// Scan text for jailbreaks, prompt injection and crisis signals (exit 0 clean, 1 detected, 3 error).
+    Scan(cmd::scan::Args),
     /// Run the labelled corpora and print measured detection quality.
     Eval(cmd::eval::Args),
     /// Measure whole-process and end-to-end speed.
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
+        Command::Scan(a) => cmd::scan::run(a),
         Command::Eval(a) => cmd::eval::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Hook(a) => cmd::hook::run(a),

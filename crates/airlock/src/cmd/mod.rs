@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod check;
 pub mod eval;
+pub mod scan;
 pub mod hook;
 
 /// Exit codes shared by `check` and friends (documented in the README).

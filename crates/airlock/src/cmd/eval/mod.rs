@@ -12,14 +12,18 @@ pub struct Args {
 enum Suite {
     /// Shell-command corpora (dcg, tirith, Hermes vectors): recall and benign ask rate.
     Commands(commands::Args),
+    /// Text-scanner corpora (jailbreaks, injections, crisis, benign sets): held-out recall and false positives.
+    Text(text::Args),
 }
 
 pub mod commands;
+pub mod text;
 mod commands_score;
 mod corpus_commands;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.suite {
         Suite::Commands(a) => commands::run(a),
+        Suite::Text(a) => text::run(a),
     }
 }
