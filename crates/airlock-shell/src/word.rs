@@ -21,8 +21,10 @@ pub struct Expanded {
     /// Some part is only known at run time.
     pub dynamic: bool,
     /// A parameter expansion that may be empty comes first and is followed by `/`
-    /// (`"$DIR/"*`): if the variable is unset the word names the root.
+    /// (`"$DIR/"*`): if the variable is unset the word names the root or a system directory.
     pub root_risk: bool,
+    /// Start of the text after that leading expansion (what the word becomes if it is empty).
+    pub after_leading_param: Option<usize>,
     /// Bodies of `$(…)` and backticks inside the word.
     pub substitutions: Vec<String>,
     /// Any part was quoted (quoted words are not brace-expanded or globbed).
@@ -46,6 +48,10 @@ pub fn expand(raw: &str, env: &Env, opts: &ParserOptions) -> Expanded {
         Ok(pieces) => {
             let mut first = true;
             pieces_into(raw, &pieces, env, &mut out, false, &mut first);
+            if let Some(at) = out.after_leading_param {
+                let rest = out.text.get(at..).unwrap_or("");
+                out.root_risk = rest.starts_with('/') && names_root_if_empty(rest);
+            }
         }
         Err(_) => {
             out.malformed = true;
@@ -64,7 +70,7 @@ fn pieces_into(
     in_quotes: bool,
     first: &mut bool,
 ) {
-    for (i, p) in pieces.iter().enumerate() {
+    for p in pieces {
         let src = raw.get(p.start_index..p.end_index).unwrap_or("");
         let was_first = *first;
         *first = false;
@@ -110,11 +116,10 @@ fn pieces_into(
                         out.dynamic = true;
                         let guarded =
                             matches!(expr, ParameterExpr::IndicateErrorIfNullOrUnset { .. });
-                        let next_is_slash = next_text_starts_with_slash(pieces, i + 1);
-                        if was_first && !guarded && next_is_slash {
-                            out.root_risk = true;
-                        }
                         out.text.push_str(src);
+                        if was_first && !guarded {
+                            out.after_leading_param = Some(out.text.len());
+                        }
                     }
                 }
             }
@@ -132,13 +137,22 @@ fn pieces_into(
     }
 }
 
-fn next_text_starts_with_slash(pieces: &[WordPieceWithSource], at: usize) -> bool {
-    match pieces.get(at).map(|p| &p.piece) {
-        Some(WordPiece::Text(s)) | Some(WordPiece::SingleQuotedText(s)) => s.starts_with('/'),
-        Some(WordPiece::DoubleQuotedSequence(inner)) => next_text_starts_with_slash(inner, 0),
-        Some(WordPiece::EscapeSequence(s)) => s.ends_with('/'),
-        _ => false,
+/// Whether a path (what a word becomes when its leading variable is empty) is the root, all of
+/// it, or a top-level system directory.
+fn names_root_if_empty(rest: &str) -> bool {
+    let trimmed = rest.trim_end_matches(['*', '/', '.']);
+    if trimmed.is_empty() {
+        return true;
     }
+    let Some(dir) = trimmed.strip_prefix('/') else {
+        return false;
+    };
+    matches!(
+        dir,
+        "bin" | "boot" | "dev" | "etc" | "home" | "lib" | "lib32" | "lib64" | "opt" | "root"
+            | "sbin" | "srv" | "sys" | "usr" | "var" | "proc" | "Users" | "System" | "Library"
+            | "Applications" | "private"
+    )
 }
 
 /// Decodes the escapes of a `$'…'` string.
@@ -350,8 +364,11 @@ mod tests {
         let e = ex("$HOME/x");
         assert_eq!(e.text, "$HOME/x");
         assert!(e.dynamic);
-        assert!(e.root_risk);
-        assert!(!ex("${D:?}/x").root_risk);
+        assert!(!e.root_risk, "$HOME/x is /x when empty: not the root");
+        assert!(ex("\"$D/\"").root_risk);
+        assert!(ex("$D/*").root_risk);
+        assert!(ex("\"$D\"/etc").root_risk);
+        assert!(!ex("${D:?}/").root_risk);
         let e = ex("\"$(curl x)\"");
         assert_eq!(e.substitutions, vec!["curl x".to_string()]);
     }

@@ -127,6 +127,7 @@ fn unset_variables_before_a_slash_ask_in_destructive_commands() {
     }
     assert!(!codes("rm -rf \"${BUILD:?}/\"*").contains(&ReasonCode::UnsafeExpansion));
     assert!(!codes("echo \"$HOME/x\"").contains(&ReasonCode::UnsafeExpansion));
+    assert!(!codes("rm -rf $TMPDIR/test").contains(&ReasonCode::UnsafeExpansion));
 }
 
 #[test]
