@@ -1,10 +1,269 @@
-//! `airlock bench hook` (being written).
+//! `airlock bench hook`: whole-process latency of `airlock hook`, start to exit, the way an agent
+//! waits for it on every tool call, measured against spawning `/bin/true` in the same run.
+//!
+//! Runs alternate between the two programs so that drift on a busy machine (other builds, CPU
+//! frequency) hits both alike. Each hook run gets a real PreToolUse JSON on stdin and must answer
+//! with exit 0 and a JSON object, so the figure is for a real decision, not an early error.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Timed runs of each program.
+    #[arg(long, default_value_t = 300)]
+    runs: usize,
+    /// Untimed runs of each program first (page cache, dynamic loader).
+    #[arg(long, default_value_t = 20)]
+    warmup: usize,
+    /// The tool call fed to the hook: `bash` (a read-only shell command), `deny` (a destructive
+    /// one), `write` (a file write), `read` (a read-only tool).
+    #[arg(long, default_value = "bash", value_parser = ["bash", "deny", "write", "read"])]
+    payload: String,
+    /// Feed this file's bytes to the hook instead of a built-in payload.
+    #[arg(long, value_name = "FILE", conflicts_with = "payload")]
+    input: Option<PathBuf>,
+    /// The airlock binary to measure (default: this one).
+    #[arg(long, value_name = "PATH")]
+    binary: Option<PathBuf>,
+    /// The baseline program, run without arguments.
+    #[arg(long, value_name = "PATH", default_value = "/bin/true")]
+    baseline: PathBuf,
+    /// Exit 1 when the hook's p50 is more than this many times the baseline's p50.
+    #[arg(long, value_name = "RATIO")]
+    max_ratio: Option<f64>,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_args: Args) -> Result<u8> {
-    bail!("airlock bench hook is not built yet")
+pub fn run(args: Args) -> Result<u8> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let binary = match &args.binary {
+        Some(b) => b.clone(),
+        None => std::env::current_exe().context("cannot find the airlock binary")?,
+    };
+    let (label, stdin) = match &args.input {
+        Some(f) => (
+            format!("file {}", f.display()),
+            std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
+        ),
+        None => {
+            let (label, json) = payload(&args.payload);
+            (label, json.into_bytes())
+        }
+    };
+
+    // The first hook run doubles as a check that it answers properly.
+    let answer = run_hook(&binary, &stdin)?.1;
+    for _ in 0..args.warmup {
+        run_baseline(&args.baseline)?;
+        run_hook(&binary, &stdin)?;
+    }
+    let mut base = Vec::with_capacity(args.runs);
+    let mut hook = Vec::with_capacity(args.runs);
+    for i in 0..args.runs {
+        // Alternate which goes first, so neither always runs right after the other.
+        if i % 2 == 0 {
+            base.push(run_baseline(&args.baseline)?);
+            hook.push(run_hook(&binary, &stdin)?.0);
+        } else {
+            hook.push(run_hook(&binary, &stdin)?.0);
+            base.push(run_baseline(&args.baseline)?);
+        }
+    }
+    let base = Stats::of(&mut base);
+    let hook = Stats::of(&mut hook);
+    let ratio = hook.p50 / base.p50.max(1e-9);
+
+    if args.json {
+        let v = serde_json::json!({
+            "runs": args.runs,
+            "warmup": args.warmup,
+            "payload": label,
+            "baseline": {"program": args.baseline.display().to_string(), "ms": base.to_json()},
+            "hook": {"program": binary.display().to_string(), "ms": hook.to_json()},
+            "p50_ratio": ratio,
+            "answer": answer,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "airlock bench hook: {} runs each after {} warm-up, payload: {label}",
+            args.runs, args.warmup
+        );
+        println!("answer: {answer}");
+        println!(
+            "{:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (ms)",
+            "program", "min", "p50", "p90", "p99", "max", "mean"
+        );
+        println!("{}", base.row(&args.baseline.display().to_string()));
+        println!("{}", hook.row("airlock hook"));
+        println!(
+            "p50 ratio: {ratio:.2}x {} (goal: within 3x)",
+            args.baseline.display()
+        );
+    }
+    match args.max_ratio {
+        Some(max) if ratio > max => {
+            eprintln!("airlock bench hook: p50 ratio {ratio:.2} is over the limit {max}");
+            Ok(1)
+        }
+        _ => Ok(0),
+    }
+}
+
+/// A Claude Code PreToolUse call, as the agent sends it.
+fn payload(kind: &str) -> (String, String) {
+    let (tool, input, what) = match kind {
+        "deny" => (
+            "Bash",
+            serde_json::json!({"command": "rm -rf / --no-preserve-root", "description": "x"}),
+            "Bash `rm -rf / --no-preserve-root`",
+        ),
+        "write" => (
+            "Write",
+            serde_json::json!({"file_path": "/work/proj/src/lib.rs", "content": "pub fn f() {}\n"}),
+            "Write `/work/proj/src/lib.rs`",
+        ),
+        "read" => (
+            "Read",
+            serde_json::json!({"file_path": "/work/proj/README.md"}),
+            "Read `/work/proj/README.md`",
+        ),
+        _ => (
+            "Bash",
+            serde_json::json!({"command": "git status --short && ls -la src", "description": "x"}),
+            "Bash `git status --short && ls -la src`",
+        ),
+    };
+    let json = serde_json::json!({
+        "session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": "/work/proj",
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench"
+    });
+    (format!("Claude Code PreToolUse, {what}"), json.to_string())
+}
+
+fn run_baseline(program: &PathBuf) -> Result<Duration> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {}", program.display()))?;
+    let took = start.elapsed();
+    if !status.success() {
+        bail!("{} exited with {status}", program.display());
+    }
+    Ok(took)
+}
+
+/// One hook run, timed from spawn to exit with its answer read; returns the answer too.
+fn run_hook(binary: &PathBuf, stdin: &[u8]) -> Result<(Duration, String)> {
+    let start = Instant::now();
+    let mut child = Command::new(binary)
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    if let Some(mut w) = child.stdin.take() {
+        // A hook that refuses oversized input may close stdin early; that is its answer.
+        let _ = w.write_all(stdin);
+    }
+    let mut out = String::new();
+    if let Some(mut r) = child.stdout.take() {
+        r.read_to_string(&mut out)?;
+    }
+    let status = child.wait()?;
+    let took = start.elapsed();
+    let answer = out.trim().to_string();
+    if status.code() != Some(0) || serde_json::from_str::<serde_json::Value>(&answer).is_err() {
+        bail!(
+            "`{} hook` did not answer (exit {status}, stdout {answer:?})",
+            binary.display()
+        );
+    }
+    Ok((took, answer))
+}
+
+/// Summary of one program's timings, in milliseconds.
+struct Stats {
+    min: f64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    max: f64,
+    mean: f64,
+}
+
+impl Stats {
+    fn of(samples: &mut [Duration]) -> Stats {
+        samples.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        // Nearest-rank percentile.
+        let pct = |p: f64| {
+            let n = samples.len();
+            let rank = ((p / 100.0) * n as f64).ceil() as usize;
+            ms(samples[rank.clamp(1, n) - 1])
+        };
+        let total: f64 = samples.iter().map(|d| ms(*d)).sum();
+        Stats {
+            min: ms(samples[0]),
+            p50: pct(50.0),
+            p90: pct(90.0),
+            p99: pct(99.0),
+            max: ms(samples[samples.len() - 1]),
+            mean: total / samples.len() as f64,
+        }
+    }
+
+    fn row(&self, name: &str) -> String {
+        format!(
+            "{name:<22} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            self.min, self.p50, self.p90, self.p99, self.max, self.mean
+        )
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "min": self.min, "p50": self.p50, "p90": self.p90,
+            "p99": self.p99, "max": self.max, "mean": self.mean,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let mut v: Vec<Duration> = (1..=100).rev().map(Duration::from_millis).collect();
+        let s = Stats::of(&mut v);
+        assert_eq!(
+            (s.min, s.p50, s.p90, s.p99, s.max),
+            (1.0, 50.0, 90.0, 99.0, 100.0)
+        );
+        assert!((s.mean - 50.5).abs() < 1e-9);
+        let mut one = vec![Duration::from_millis(7)];
+        assert_eq!(Stats::of(&mut one).p99, 7.0);
+    }
+
+    #[test]
+    fn payloads_are_hook_input() {
+        for k in ["bash", "deny", "write", "read"] {
+            let (_, json) = payload(k);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            assert_eq!(v["hook_event_name"], "PreToolUse", "{k}");
+        }
+    }
 }

@@ -1,0 +1,60 @@
+//! Arbitrary bytes as `airlock hook` input (every dialect, detected and forced), through the
+//! whole pipeline to the answer, and as a command line for the shell analyser and the
+//! sensitive-path check. Nothing may panic, and no answer to unreadable input may allow.
+//!
+//! The hook modules live in the binary crate, so they are compiled in here by path.
+
+#![no_main]
+#![allow(dead_code)]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../crates/airlock/src/cmd/hook/answer.rs"]
+mod answer;
+#[path = "../../crates/airlock/src/cmd/hook/input.rs"]
+mod input;
+#[path = "../../crates/airlock/src/cmd/hook/protocol.rs"]
+mod protocol;
+#[path = "../../crates/airlock/src/cmd/hook/tools.rs"]
+mod tools;
+
+use airlock_core::Decision;
+use protocol::Protocol;
+
+const HOME: Option<&str> = Some("/home/fuzz");
+
+fuzz_target!(|data: &[u8]| {
+    let forced = [
+        None,
+        Some(Protocol::Claude),
+        Some(Protocol::Codex),
+        Some(Protocol::Gemini),
+        Some(Protocol::Copilot),
+    ];
+    for f in forced {
+        match input::parse(data, f) {
+            Ok(call) => {
+                let v = tools::assess(&call, HOME);
+                let a = answer::answer(call.protocol, &v);
+                assert_eq!(a.exit, 0);
+                let json: serde_json::Value =
+                    serde_json::from_str(&a.stdout).expect("answers are JSON");
+                if v.assessment.decision != Decision::Allow {
+                    assert!(!a.stdout.contains(r#""allow""#), "{}", a.stdout);
+                }
+                assert!(json.is_object());
+            }
+            Err(e) => {
+                let a = answer::refuse(&e);
+                assert!(!a.stdout.contains(r#""allow""#), "{}", a.stdout);
+                assert!(a.exit == answer::EXIT_BLOCK || !a.stdout.is_empty());
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = airlock_shell::analyse(text);
+        if let Some(f) = airlock_shell::paths::write_target_finding(text, HOME) {
+            assert_ne!(f.decision, Decision::Allow);
+        }
+    }
+});
