@@ -3,6 +3,8 @@
 //! that silently lost a rule (or failed to be embedded) is caught even before the per-example
 //! test runs. Every rule's `match`/`not_match` lines are checked end to end by `tests/rules.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use airlock_core::Decision;
 use airlock_shell::rules::{BUILTIN_PACKS, RuleSet};
 
