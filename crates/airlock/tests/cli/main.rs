@@ -5,3 +5,4 @@
 mod check;
 mod scan;
 mod hook;
+mod eval_commands;
