@@ -194,7 +194,10 @@ impl LogVerifier {
         let mut sigs: Vec<Signature> = Vec::with_capacity(part.len());
         let mut keys: Vec<VerifyingKey> = Vec::with_capacity(part.len());
         for (stored_leaf, bytes) in part {
-            let r = Receipt::parse(bytes)?;
+            let r = Receipt::parse(bytes).map_err(|e| match e {
+                LedgerError::BadReceipt { .. } => e,
+                other => LedgerError::receipt(&format!("at leaf {stored_leaf}"), other.to_string()),
+            })?;
             if r.leaf != *stored_leaf {
                 return Err(LedgerError::receipt(
                     &r.id,

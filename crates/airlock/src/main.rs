@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
+mod record;
 
 #[derive(Parser)]
 #[command(
@@ -14,6 +15,13 @@ mod cmd;
     about = "A firewall for the actions of LLM agents"
 )]
 struct Cli {
+    /// Where airlock keeps its state (keys, the SQLite ledger); default: the user's data directory.
+    #[arg(long, global = true, env = "AIRLOCK_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<std::path::PathBuf>,
+    /// Database URL: postgres://USER@HOST:PORT/DB to share one ledger between nodes; default:
+    /// SQLite in the data directory.
+    #[arg(long, global = true, env = "AIRLOCK_DATABASE_URL", value_name = "URL")]
+    database: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -30,6 +38,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// The pre-tool hook for Claude Code, Codex, Gemini CLI and Copilot (JSON on stdin).
     Hook(cmd::hook::Args),
+    /// Verify, prove, export and replay the signed ledger of receipts.
+    Ledger(cmd::ledger::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,12 +58,14 @@ fn main() -> ExitCode {
             };
         }
     };
+    record::set_location(cli.data_dir, cli.database);
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Eval(a) => cmd::eval::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Hook(a) => cmd::hook::run(a),
+        Command::Ledger(a) => cmd::ledger::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

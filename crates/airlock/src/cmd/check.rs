@@ -24,6 +24,10 @@ pub struct Args {
     /// Read one JSON string (a command line) per input line; write one JSON object per line.
     #[arg(long, conflicts_with_all = ["json", "explain"])]
     jsonl: bool,
+    /// Record the decision as a signed receipt in the ledger (`AIRLOCK_SESSION`,
+    /// `AIRLOCK_PRINCIPAL` and `AIRLOCK_REQUEST_ID` name the session, agent and request).
+    #[arg(long, conflicts_with = "jsonl")]
+    record: bool,
     /// The command line (everything after `--`). One argument is taken as a whole line; several
     /// are re-quoted as the argv of one command.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -44,6 +48,12 @@ pub fn run(args: Args) -> Result<u8> {
     let mut a = airlock_shell::analyse(&line);
     if !utf8 {
         a.push(not_utf8());
+    }
+    if args.record {
+        let action = airlock_core::Action::shell(line.clone());
+        let ctx = crate::record::RecordContext::from_env();
+        let r = crate::record::record_blocking(&action, &a, &ctx)?;
+        eprintln!("airlock: recorded receipt {}", r.id);
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -6,6 +6,7 @@ pub mod check;
 pub mod eval;
 pub mod scan;
 pub mod hook;
+pub mod ledger;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;

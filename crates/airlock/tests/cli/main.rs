@@ -5,4 +5,5 @@
 mod check;
 mod scan;
 mod hook;
+mod ledger;
 mod eval_commands;

@@ -13,12 +13,16 @@ pub struct Args {
 enum What {
     /// Whole-process latency of `airlock hook` against spawning /bin/true.
     Hook(hook::Args),
+    /// Durable ledger appends/s, verifications/s, and inclusion-proof time in a 1M log.
+    Ledger(ledger::Args),
 }
 
 pub mod hook;
+pub mod ledger;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.what {
         What::Hook(a) => hook::run(a),
+        What::Ledger(a) => ledger::run(a),
     }
 }
