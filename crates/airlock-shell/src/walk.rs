@@ -219,7 +219,22 @@ impl<'a> Walker<'a> {
     }
 
     fn walk_pipeline(&mut self, p: &ast::Pipeline, depth: usize) -> Stage {
-        let stages: Vec<Stage> = p.seq.iter().map(|c| self.walk_command(c, depth)).collect();
+        let mut stages = Vec::with_capacity(p.seq.len());
+        let mut whole: Option<Span> = None;
+        for c in &p.seq {
+            stages.push(self.walk_command(c, depth));
+            if depth == 0
+                && let Some(o) = self.origin
+            {
+                whole = Some(match whole {
+                    Some(w) => Span::new(w.start.min(o.start), w.end.max(o.end)),
+                    None => o,
+                });
+            }
+        }
+        if depth == 0 && whole.is_some() {
+            self.origin = whole;
+        }
         if stages.len() >= 2 {
             let text = stages
                 .iter()

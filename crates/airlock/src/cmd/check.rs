@@ -30,7 +30,7 @@ pub struct Args {
     record: bool,
     /// The command line (everything after `--`). One argument is taken as a whole line; several
     /// are re-quoted as the argv of one command.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(trailing_var_arg = true)]
     command: Vec<OsString>,
 }
 
