@@ -4,4 +4,10 @@
 set -euo pipefail
 bin=$1
 corpora=$2
-echo "(no eval suites yet)"
+# Shell commands (docs/evaluation.md, "Shell commands"): floors a little under the recorded
+# figures, so a regression fails CI; the goal (99% recall, <= 2% benign asked) is not met on
+# tirith and Hermes yet, see the known misses there.
+"$bin" eval commands --corpora "$corpora" --misses 10 \
+  --min-recall 0.97 --max-benign-asked 0.02 \
+  --min-recall-for tirith=0.70 --max-benign-asked-for tirith=0.09 \
+  --min-recall-for hermes=0.70 --max-benign-asked-for hermes=0.04
