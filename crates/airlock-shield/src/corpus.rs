@@ -276,14 +276,35 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
     }
     // BIPIA (MIT): clean external contexts (benign, tool), and attacks inserted into them.
     let mut contexts: Vec<(String, bool, bool)> = Vec::new(); // (text, is_code, train)
+    let mut questions: Vec<(String, Split)> = Vec::new();
     for kind in ["email", "table", "code"] {
         for (file, train) in [("train", true), ("test", false)] {
             for v in r.jsonl(&format!("bipia/{kind}/{file}.jsonl"))? {
-                if let Some(c) = v.get("context").and_then(|c| c.as_str()) {
-                    contexts.push((c.to_string(), kind == "code", train));
+                // E-mails and tables hold a string; code contexts a list of lines.
+                let c = match v.get("context") {
+                    Some(serde_json::Value::String(s)) => s.clone(),
+                    Some(serde_json::Value::Array(lines)) => lines
+                        .iter()
+                        .filter_map(|l| l.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => continue,
+                };
+                // The question a person asked about the document is an ordinary user message.
+                if let Some(q) = v.get("question").and_then(|q| q.as_str()) {
+                    let s = if train {
+                        train_file_split(q)
+                    } else {
+                        Split::Test
+                    };
+                    questions.push((q.to_string(), s));
                 }
+                contexts.push((c, kind == "code", train));
             }
         }
+    }
+    for (q, s) in questions {
+        push("bipia_question", q, User, Benign, s);
     }
     for (c, _, train) in &contexts {
         let s = if *train {
@@ -317,6 +338,11 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
                 } else {
                     Split::Test
                 };
+                // Out of context, BIPIA's text "attacks" are ordinary requests a person might
+                // make ("Explain photosynthesis"): benign as user messages.
+                if !code {
+                    push("bipia_request", a.clone(), User, Benign, s);
+                }
                 for pos in 0..3u64 {
                     let ctx =
                         pool[((h >> 8).wrapping_add(pos * 7919) % pool.len() as u64) as usize];

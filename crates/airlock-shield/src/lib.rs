@@ -24,6 +24,8 @@ mod scanner;
 #[cfg(feature = "corpora")]
 pub mod corpus;
 #[cfg(feature = "corpora")]
+pub mod report;
+#[cfg(feature = "corpora")]
 pub mod train;
 
 use std::sync::LazyLock;

@@ -159,7 +159,7 @@ pub fn bucket(h: u64) -> usize {
 }
 
 /// Calls `f(unigram_hash, bigram_hash)` for each token: runs of letters and digits (and any
-/// non-ASCII byte) lowercased, and each ASCII punctuation character on its own.
+/// non-ASCII byte) lowercased, and each run of ASCII punctuation.
 pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -179,13 +179,26 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
             }
             f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
             prev = h;
-        } else {
-            if !c.is_ascii_whitespace() {
-                let h = (OFFSET ^ u64::from(c) ^ 0xFF00).wrapping_mul(PRIME);
-                f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
-                prev = h;
-            }
+        } else if c.is_ascii_whitespace() {
             i += 1;
+        } else {
+            // A run of punctuation is one token (its first few bytes), so a markdown table rule
+            // or an ASCII drawing is one feature rather than dozens.
+            let mut h = OFFSET ^ 0xFF00;
+            let start = i;
+            while i < b.len() && b[i].is_ascii_punctuation() {
+                if i - start < 4 {
+                    h = (h ^ u64::from(b[i])).wrapping_mul(PRIME);
+                }
+                i += 1;
+            }
+            if i == start {
+                // A control character: skip it.
+                i += 1;
+                continue;
+            }
+            f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
+            prev = h;
         }
     }
 }

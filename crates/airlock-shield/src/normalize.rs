@@ -26,19 +26,23 @@ pub struct Normalized<'a> {
 }
 
 impl Normalized<'_> {
-    /// Maps a byte range of the normalised text back to the input.
-    pub fn to_input_span(&self, start: usize, end: usize, input_len: usize) -> (usize, usize) {
+    /// Maps a byte range of the normalised text back to `input` (always on char boundaries).
+    pub fn to_input_span(&self, start: usize, end: usize, input: &str) -> (usize, usize) {
+        let n = input.len();
         match &self.map {
-            None => (start, end),
+            None => (start.min(n), end.min(n)),
             Some(map) => {
-                let s = map.get(start).map_or(input_len, |&v| v as usize);
-                let e = if end == 0 {
-                    s
-                } else {
-                    map.get(end - 1).map_or(input_len, |&v| v as usize)
-                };
+                let s = map.get(start).map_or(n, |&v| v as usize).min(n);
+                if end <= start {
+                    return (s, s);
+                }
+                let last = map.get(end - 1).map_or(n, |&v| v as usize).min(n);
                 // The last mapped byte starts a character of the input: extend to its end.
-                (s, (e + 1).clamp(s, input_len))
+                let e = input[last..]
+                    .chars()
+                    .next()
+                    .map_or(n, |c| last + c.len_utf8());
+                (s, e.max(s))
             }
         }
     }
@@ -494,7 +498,7 @@ mod tests {
         let input = "x\u{200B}ignore";
         let n = normalize(input);
         let at = n.text.find("ignore").unwrap();
-        let (s, e) = n.to_input_span(at, at + 6, input.len());
+        let (s, e) = n.to_input_span(at, at + 6, input);
         assert_eq!(&input[s..e], "ignore");
     }
 }

@@ -133,7 +133,7 @@ impl Scanner {
         let mut logit = f32::NEG_INFINITY;
         if norm.changed() {
             self.rules.scan(&norm.text, dir, |h| {
-                let (s, e) = norm.to_input_span(h.start, h.end, text.len());
+                let (s, e) = norm.to_input_span(h.start, h.end, text);
                 self.record(
                     &mut ev,
                     h.rule,

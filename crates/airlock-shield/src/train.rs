@@ -23,18 +23,20 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             bits: 16,
-            epochs: 12,
+            epochs: 8,
             learning_rate: 0.2,
-            l2: 1e-6,
-            target_fpr: 0.005,
+            l2: 1e-5,
+            target_fpr: 0.0,
             seed: 0x5eed_a11c,
         }
     }
 }
 
 /// Which samples train which direction's model.
-pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool)> {
-    samples
+/// Each item carries a weight so that every corpus counts equally within its class: a large
+/// set (3,000 role-play prompts) must not teach the model that "benign" means "like that set".
+pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool, f32)> {
+    let chosen: Vec<&Sample> = samples
         .iter()
         .filter(|s| s.split == Split::Train && s.label != Label::Crisis)
         .filter(|s| match dir {
@@ -42,18 +44,38 @@ pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool)> {
             // A jailbreak pasted into a document is an injection too.
             Direction::Tool => s.direction == Direction::Tool || s.label == Label::Attack,
         })
-        .map(|s| (s.text.as_str(), s.label == Label::Attack))
+        .collect();
+    let mut per_corpus: std::collections::BTreeMap<(&str, bool), usize> = Default::default();
+    for s in &chosen {
+        *per_corpus
+            .entry((s.corpus, s.label == Label::Attack))
+            .or_default() += 1;
+    }
+    let corpora_in = |y: bool| per_corpus.keys().filter(|k| k.1 == y).count().max(1) as f32;
+    let class_n = |y: bool| {
+        chosen
+            .iter()
+            .filter(|s| (s.label == Label::Attack) == y)
+            .count() as f32
+    };
+    chosen
+        .iter()
+        .map(|s| {
+            let y = s.label == Label::Attack;
+            let n = per_corpus.get(&(s.corpus, y)).copied().unwrap_or(1) as f32;
+            (s.text.as_str(), y, class_n(y) / corpora_in(y) / n)
+        })
         .collect()
 }
 
 /// Trains one direction's weights (threshold left at 0).
-pub fn train_linear(data: &[(&str, bool)], cfg: &Config) -> Linear {
+pub fn train_linear(data: &[(&str, bool, f32)], cfg: &Config) -> Linear {
     let n = 1usize << cfg.bits;
-    let mut rows: Vec<(Vec<u32>, bool)> = Vec::new();
-    for (text, y) in data {
+    let mut rows: Vec<(Vec<u32>, bool, f32)> = Vec::new();
+    for (text, y, weight) in data {
         for w in window_features(text, cfg.bits) {
             if !w.is_empty() {
-                rows.push((w, *y));
+                rows.push((w, *y, *weight));
             }
         }
     }
@@ -75,11 +97,11 @@ pub fn train_linear(data: &[(&str, bool)], cfg: &Config) -> Linear {
             order.swap(i, (rng % (i as u64 + 1)) as usize);
         }
         for &i in &order {
-            let (feats, y) = &rows[i];
+            let (feats, y, weight) = &rows[i];
             let v = 1.0 / (feats.len() as f32).sqrt();
             let z = bias + v * feats.iter().map(|&f| w[f as usize]).sum::<f32>();
             let p = crate::model::sigmoid(z);
-            let g = (p - if *y { 1.0 } else { 0.0 }) * if *y { wp } else { wn };
+            let g = (p - if *y { 1.0 } else { 0.0 }) * if *y { wp } else { wn } * weight;
             for &f in feats {
                 let f = f as usize;
                 let grad = g * v + cfg.l2 * w[f];

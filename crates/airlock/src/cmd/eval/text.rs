@@ -1,0 +1,285 @@
+//! `airlock eval text`: runs the text scanner over the held-out part of the labelled corpora
+//! and prints, per corpus, n and the detection rate (recall for attack and crisis sets, false
+//! positives for benign sets) with a Wilson 95% interval, and recall at 1% false positives for
+//! the score. Writes a ROC plot (SVG). Exits 1 when a floor (`--min-recall`, `--max-fpr`,
+//! `--floors FILE`) is not met, 3 when the corpora are missing or a floor names no corpus.
+//!
+//! Only items the model never trained on are reported: see `airlock_shield::corpus` for the
+//! split and `docs/evaluation.md` for which corpus parts are train and which held out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use airlock_shield::corpus::{Label, Sample, Split, load_all};
+use airlock_shield::report::{Rate, recall_above, roc, roc_svg, threshold_at_fpr};
+use airlock_shield::{Direction, Scanner};
+use anyhow::{Context, Result, bail};
+
+use crate::cmd::EXIT_ERROR;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory holding the shared corpora.
+    #[arg(long, default_value = "../shared/corpora")]
+    corpora: PathBuf,
+    /// Fail unless CORPUS's recall is at least VALUE (repeatable), e.g. inthewild=0.95.
+    #[arg(long = "min-recall", value_parser = parse_floor)]
+    min_recall: Vec<(String, f64)>,
+    /// Fail unless CORPUS's false-positive rate is at most VALUE (repeatable), e.g. notinject=0.01.
+    #[arg(long = "max-fpr", value_parser = parse_floor)]
+    max_fpr: Vec<(String, f64)>,
+    /// A TOML file with `[min_recall]` and `[max_fpr]` tables of corpus = value.
+    #[arg(long)]
+    floors: Option<PathBuf>,
+    /// Where to write the ROC plot.
+    #[arg(long, default_value = "target/airlock-eval/text-roc.svg")]
+    roc: PathBuf,
+    /// Print the table as Markdown (for docs/evaluation.md).
+    #[arg(long)]
+    markdown: bool,
+    /// Exit 0 with a notice when the corpora directory is missing.
+    #[arg(long)]
+    allow_missing: bool,
+}
+
+fn parse_floor(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected CORPUS=VALUE"))?;
+    let v: f64 = v
+        .parse()
+        .map_err(|_| format!("`{s}`: VALUE must be a number"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("`{s}`: VALUE must be in [0, 1]"));
+    }
+    Ok((k.to_string(), v))
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FloorFile {
+    #[serde(default)]
+    min_recall: BTreeMap<String, f64>,
+    #[serde(default)]
+    max_fpr: BTreeMap<String, f64>,
+}
+
+/// One corpus's outcome.
+struct Row {
+    corpus: &'static str,
+    direction: Direction,
+    label: Label,
+    flagged: Rate,
+    scores: Vec<f32>,
+}
+
+pub fn run(mut args: Args) -> Result<u8> {
+    if !args.corpora.is_dir() {
+        if args.allow_missing {
+            println!(
+                "airlock eval text: corpora not found at {}; skipped",
+                args.corpora.display()
+            );
+            return Ok(0);
+        }
+        eprintln!(
+            "airlock: error: corpora not found at {} (pass --corpora DIR, or --allow-missing to skip)",
+            args.corpora.display()
+        );
+        return Ok(EXIT_ERROR);
+    }
+    if let Some(f) = &args.floors {
+        let src = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let ff: FloorFile = toml::from_str(&src).with_context(|| format!("in {}", f.display()))?;
+        args.min_recall.extend(ff.min_recall);
+        args.max_fpr.extend(ff.max_fpr);
+    }
+    let samples = load_all(&args.corpora)?;
+    let held: Vec<&Sample> = samples.iter().filter(|s| s.split == Split::Test).collect();
+    let scanner = Scanner::builtin()?;
+
+    let bar = indicatif::ProgressBar::new(held.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} texts {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut rows: Vec<Row> = Vec::new();
+    let started = std::time::Instant::now();
+    let mut bytes = 0usize;
+    for s in &held {
+        let r = scanner.scan(&s.text, s.direction);
+        bytes += s.text.len();
+        let hit = match s.label {
+            Label::Crisis => r.verdict.is_crisis(),
+            Label::Attack => r.verdict.is_attack(),
+            Label::Benign => !r.verdict.is_clean(),
+        };
+        let row = match rows.iter_mut().find(|x| x.corpus == s.corpus) {
+            Some(x) => x,
+            None => {
+                rows.push(Row {
+                    corpus: s.corpus,
+                    direction: s.direction,
+                    label: s.label,
+                    flagged: Rate { k: 0, n: 0 },
+                    scores: Vec::new(),
+                });
+                let last = rows.len() - 1;
+                &mut rows[last]
+            }
+        };
+        row.flagged.n += 1;
+        row.flagged.k += usize::from(hit);
+        row.scores.push(r.score);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let elapsed = started.elapsed();
+
+    // Score thresholds at 1% false positives, pooled over each direction's benign sets.
+    let mut thresholds = BTreeMap::new();
+    let mut curves = Vec::new();
+    for dir in [Direction::User, Direction::Tool] {
+        let neg: Vec<f32> = rows
+            .iter()
+            .filter(|r| r.direction == dir && r.label == Label::Benign)
+            .flat_map(|r| r.scores.iter().copied())
+            .collect();
+        let pos: Vec<f32> = rows
+            .iter()
+            .filter(|r| r.direction == dir && r.label == Label::Attack)
+            .flat_map(|r| r.scores.iter().copied())
+            .collect();
+        thresholds.insert(dir_name(dir), threshold_at_fpr(&neg, 0.01));
+        if !neg.is_empty() && !pos.is_empty() {
+            curves.push((
+                format!("{} attacks vs benign", dir_name(dir)),
+                roc(&pos, &neg),
+            ));
+        }
+    }
+    print_table(&rows, &thresholds, args.markdown);
+    println!(
+        "\n{} held-out texts, {:.1} MB in {:.2} s; recall@1%FPR uses the score threshold at 1% false positives over all benign held-out sets of the same direction (user {:.3}, tool {:.3}).",
+        held.len(),
+        bytes as f64 / 1e6,
+        elapsed.as_secs_f64(),
+        thresholds.get("user").copied().unwrap_or(0.0),
+        thresholds.get("tool").copied().unwrap_or(0.0),
+    );
+    if let Some(parent) = args.roc.parent() {
+        std::fs::create_dir_all(parent).ok();
+    }
+    std::fs::write(&args.roc, roc_svg("airlock-shield ROC (held-out)", &curves))
+        .with_context(|| format!("writing {}", args.roc.display()))?;
+    println!("ROC plot: {}", args.roc.display());
+
+    check_floors(&rows, &args.min_recall, &args.max_fpr)
+}
+
+fn dir_name(d: Direction) -> &'static str {
+    match d {
+        Direction::User => "user",
+        Direction::Tool => "tool",
+    }
+}
+
+fn print_table(rows: &[Row], thresholds: &BTreeMap<&str, f32>, markdown: bool) {
+    if markdown {
+        println!("| corpus | dir | label | n | metric | value | 95% CI | recall@1%FPR |");
+        println!("|---|---|---|---:|---|---:|---|---:|");
+    } else {
+        println!(
+            "{:<26} {:<4} {:<7} {:>5}  {:<6} {:>7}  {:<17} {:>12}",
+            "corpus", "dir", "label", "n", "metric", "value", "95% CI", "recall@1%FPR"
+        );
+    }
+    for r in rows {
+        let (lo, hi) = r.flagged.wilson();
+        let metric = if r.label == Label::Benign {
+            "FPR"
+        } else {
+            "recall"
+        };
+        let at1 = if r.label == Label::Benign {
+            "-".to_string()
+        } else {
+            let t = thresholds
+                .get(dir_name(r.direction))
+                .copied()
+                .unwrap_or(0.0);
+            format!("{:.1}%", 100.0 * recall_above(&r.scores, t).value())
+        };
+        let label = match r.label {
+            Label::Attack => "attack",
+            Label::Crisis => "crisis",
+            Label::Benign => "benign",
+        };
+        let value = format!("{:.1}%", 100.0 * r.flagged.value());
+        let ci = format!("[{:.1}, {:.1}]%", 100.0 * lo, 100.0 * hi);
+        if markdown {
+            println!(
+                "| {} | {} | {label} | {} | {metric} | {value} | {ci} | {at1} |",
+                r.corpus,
+                dir_name(r.direction),
+                r.flagged.n
+            );
+        } else {
+            println!(
+                "{:<26} {:<4} {label:<7} {:>5}  {metric:<6} {value:>7}  {ci:<17} {at1:>12}",
+                r.corpus,
+                dir_name(r.direction),
+                r.flagged.n
+            );
+        }
+    }
+}
+
+fn check_floors(
+    rows: &[Row],
+    min_recall: &[(String, f64)],
+    max_fpr: &[(String, f64)],
+) -> Result<u8> {
+    let mut failed = Vec::new();
+    for (name, floor) in min_recall {
+        let Some(r) = rows.iter().find(|r| r.corpus == name) else {
+            bail!("--min-recall {name}: no such corpus (see the table for names)");
+        };
+        if r.label == Label::Benign {
+            bail!("--min-recall {name}: a benign corpus has a false-positive rate, not a recall");
+        }
+        if r.flagged.value() < *floor {
+            failed.push(format!(
+                "{name}: recall {:.2}% is under the floor {:.2}%",
+                100.0 * r.flagged.value(),
+                100.0 * floor
+            ));
+        }
+    }
+    for (name, ceiling) in max_fpr {
+        let Some(r) = rows.iter().find(|r| r.corpus == name) else {
+            bail!("--max-fpr {name}: no such corpus (see the table for names)");
+        };
+        if r.label != Label::Benign {
+            bail!("--max-fpr {name}: not a benign corpus");
+        }
+        if r.flagged.value() > *ceiling {
+            failed.push(format!(
+                "{name}: false-positive rate {:.2}% is over the ceiling {:.2}%",
+                100.0 * r.flagged.value(),
+                100.0 * ceiling
+            ));
+        }
+    }
+    if failed.is_empty() {
+        if !min_recall.is_empty() || !max_fpr.is_empty() {
+            println!("all floors met");
+        }
+        Ok(0)
+    } else {
+        for f in &failed {
+            eprintln!("airlock eval text: FLOOR FAILED: {f}");
+        }
+        Ok(1)
+    }
+}
