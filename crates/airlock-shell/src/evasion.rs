@@ -58,6 +58,40 @@ pub fn scan_raw(s: &str) -> RawFlags {
     f
 }
 
+/// bash starts a comment only where a word starts; brush-parser 0.4 also takes a `#` right
+/// after `)` inside a word (`<(x)#y; reboot`, `a=(x)#y; reboot`) as a comment and loses what
+/// follows. Returns the line with every such `#` outside quotes replaced by `_`, so the walker
+/// can analyse what bash would really run; `None` when there is none.
+pub fn midword_hash_variant(s: &str) -> Option<String> {
+    if !s.contains(")#") {
+        return None;
+    }
+    let bytes = s.as_bytes();
+    let mut out = bytes.to_vec();
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut changed = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' if !single => escaped = true,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'#' if !single && !double && i > 0 && bytes[i - 1] == b')' => {
+                out[i] = b'_';
+                changed = true;
+            }
+            _ => {}
+        }
+    }
+    if !changed {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Zero-width, bidi-control, tag and other default-ignorable characters.
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
@@ -140,6 +174,16 @@ mod tests {
         assert_eq!(scan_raw("rm -rf /\recho hi").control, Some(8));
         assert_eq!(scan_raw("ls\u{200b}").invisible, Some(2));
         assert_eq!(scan_raw("echo ünïcode").control, None);
+    }
+
+    #[test]
+    fn finds_hashes_the_parser_misreads() {
+        assert_eq!(
+            midword_hash_variant("printf <(printf hi)#x; reboot").as_deref(),
+            Some("printf <(printf hi)_x; reboot")
+        );
+        assert_eq!(midword_hash_variant("echo ')#x'"), None);
+        assert_eq!(midword_hash_variant("ls # comment"), None);
     }
 
     #[test]

@@ -117,6 +117,9 @@ impl Analyzer {
             command.into()
         };
         w.walk_script(&clean, 0);
+        if let Some(variant) = evasion::midword_hash_variant(&clean) {
+            w.walk_script(&variant, 0);
+        }
         // analyse the folded form too, so look-alike letters do not hide a rule
         if (raw.invisible.is_some() || !clean.is_ascii())
             && let Some(folded) = evasion::fold_confusables(&clean)

@@ -27,6 +27,8 @@ pub enum Lang {
     Lua,
     Awk,
     Sed,
+    /// Statements for a database client (`psql <<EOF`, `mysql <<< "…"`).
+    Sql,
     Other,
 }
 
@@ -42,9 +44,37 @@ impl Lang {
             Lang::Lua => "lua",
             Lang::Awk => "awk",
             Lang::Sed => "sed",
+            Lang::Sql => "SQL",
             Lang::Other => "interpreter",
         }
     }
+}
+
+/// Database clients that read statements from standard input.
+pub fn is_db_client(name: &str) -> bool {
+    matches!(
+        name,
+        "psql"
+            | "mysql"
+            | "mariadb"
+            | "sqlite3"
+            | "sqlite"
+            | "duckdb"
+            | "cqlsh"
+            | "clickhouse-client"
+            | "clickhouse"
+            | "sqlcmd"
+            | "mongo"
+            | "mongosh"
+            | "redis-cli"
+            | "valkey-cli"
+            | "cockroach"
+            | "snowsql"
+            | "bq"
+            | "sqlplus"
+            | "isql"
+            | "usql"
+    )
 }
 
 /// The program's base name: `/usr/bin/rm` → `rm`.
@@ -166,42 +196,19 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             one(rest(argv, at))
         }
         "doas" => one(rest(argv, skip_opts(argv, 1, &["-u", "-C"]))),
-        "su" | "runuser" => {
-            // su [opts] [user] -c CMD
-            let mut i = 1;
-            while i < argv.len() {
-                let a = argv[i].as_str();
-                if a == "-c" || a == "--command" {
-                    return one(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
-                }
-                if let Some(c) = a.strip_prefix("--command=") {
-                    return vec![Inner::Script(c.to_string())];
-                }
-                i += 1;
+        "su" | "runuser" => one(su_command(argv).map(Inner::Script)),
+        "env" => one(env_inner(argv)),
+        "nice" => {
+            // an adjustment that is not a number makes nice fail before running anything
+            let bad = argv
+                .windows(2)
+                .any(|w| w[0] == "-n" && w[1].parse::<i32>().is_err());
+            if bad {
+                Vec::new()
+            } else {
+                one(rest(argv, skip_opts(argv, 1, &["-n", "--adjustment"])))
             }
-            Vec::new()
         }
-        "env" => {
-            let mut i = 1;
-            while i < argv.len() {
-                let a = argv[i].as_str();
-                if a == "-S" || a == "--split-string" {
-                    return one(argv.get(i + 1).map(|s| Inner::Script(s.clone())));
-                }
-                if let Some(s) = a.strip_prefix("--split-string=") {
-                    return vec![Inner::Script(s.to_string())];
-                }
-                if matches!(a, "-u" | "--unset" | "-C" | "--chdir") {
-                    i += 2;
-                } else if a.starts_with('-') || a.contains('=') {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            one(rest(argv, i))
-        }
-        "nice" => one(rest(argv, skip_opts(argv, 1, &["-n", "--adjustment"]))),
         "ionice" => one(rest(
             argv,
             skip_opts(
@@ -244,7 +251,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         }
         "timeout" => {
             let at = skip_opts(argv, 1, &["-s", "-k", "--signal", "--kill-after"]);
-            one(rest(argv, at + 1))
+            // timeout refuses a duration it cannot read, and runs nothing
+            match argv.get(at) {
+                Some(d) if is_duration(d) => one(rest(argv, at + 1)),
+                _ => Vec::new(),
+            }
         }
         "flock" => {
             let at = skip_opts(argv, 1, &["-w", "--timeout", "-E", "--conflict-exit-code"]);
@@ -332,10 +343,26 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                     "-m", "-O", "-Q", "-S", "-W", "-w", "-B", "-I",
                 ],
             );
-            // the host, then the remote command
-            one(joined(argv, at + 1))
+            // the host, then the remote command; without one the remote shell reads stdin
+            match joined(argv, at + 1) {
+                Some(cmd) => vec![cmd],
+                None => vec![Inner::ReadsStdin(Lang::Shell)],
+            }
         }
         "eval" => one(joined(argv, 1)),
+        "docker" | "podman" | "nerdctl" => one(container_command(argv)),
+        "kubectl" | "oc" => {
+            // `kubectl exec POD -- CMD`, `kubectl run NAME --image=X -- CMD`, `kubectl debug … -- CMD`
+            let runs = argv
+                .iter()
+                .skip(1)
+                .find(|a| !a.starts_with('-'))
+                .is_some_and(|s| matches!(s.as_str(), "exec" | "run" | "debug"));
+            match argv.iter().position(|a| a == "--") {
+                Some(at) if runs => one(rest(argv, at + 1)),
+                _ => Vec::new(),
+            }
+        }
         "find" => find_exec(argv),
         "git" => git_programs(argv),
         _ if is_loader(name) => {
@@ -439,7 +466,7 @@ pub fn git_key_runs_program(key: &str) -> bool {
 
 fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
     let code_flags: &[&str] = match lang {
-        Lang::Shell => &["-c"],
+        Lang::Shell => &[],
         Lang::Python => &["-c"],
         Lang::Perl => &["-e", "-E"],
         Lang::Ruby => &["-e"],
@@ -447,10 +474,13 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
         Lang::Php => &["-r"],
         Lang::Lua => &["-e"],
         Lang::Other => &["-e", "-c", "-Command", "-command", "-EncodedCommand"],
-        Lang::Awk | Lang::Sed => &[],
+        Lang::Awk | Lang::Sed | Lang::Sql => &[],
     };
     if lang == Lang::Awk {
         return awk_program(argv);
+    }
+    if lang == Lang::Shell {
+        return shell_invocation(argv);
     }
     let mut i = 1;
     while i < argv.len() {
@@ -512,6 +542,290 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
         i += 1;
     }
     vec![Inner::ReadsStdin(lang)]
+}
+
+/// `sh [options] [-c] …`: with `c` anywhere among the short options, the first operand is the
+/// script; with `-s`, `-` or no operand the shell reads its script from stdin.
+fn shell_invocation(argv: &[String]) -> Vec<Inner> {
+    let mut c = false;
+    let mut stdin = false;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a == "-" {
+            stdin = true;
+            i += 1;
+            break;
+        }
+        if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            i += 2;
+            continue;
+        }
+        if a.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+            if a.starts_with('-') {
+                c |= a[1..].contains('c');
+                stdin |= a[1..].contains('s');
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if c {
+        return argv
+            .get(i)
+            .map(|s| Inner::Script(s.clone()))
+            .into_iter()
+            .collect();
+    }
+    if stdin || i >= argv.len() {
+        return vec![Inner::ReadsStdin(Lang::Shell)];
+    }
+    // a script file: its contents are not known here
+    Vec::new()
+}
+
+/// Whether `long` (without dashes) is an accepted abbreviation of `full`.
+fn abbreviates(long: &str, full: &str, min: usize) -> bool {
+    long.len() >= min && full.starts_with(long)
+}
+
+/// The command `su`/`runuser` runs: `-c CMD`, `-lcCMD`, `--command[=]CMD` (abbreviations too),
+/// `--session-command`; options may follow operands; the last one wins; `--` ends options.
+fn su_command(argv: &[String]) -> Option<String> {
+    let mut cmd = None;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let is_cmd = abbreviates(name, "command", 1) || abbreviates(name, "session-command", 2);
+            let takes = is_cmd
+                || [
+                    "group",
+                    "supp-group",
+                    "shell",
+                    "whitelist-environment",
+                    "user",
+                ]
+                .iter()
+                .any(|f| abbreviates(name, f, 2));
+            if takes {
+                let v = match val {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        argv.get(i).cloned()
+                    }
+                };
+                if is_cmd {
+                    cmd = v;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            for (k, ch) in a.char_indices().skip(1) {
+                if "cgGswu".contains(ch) {
+                    let attached = &a[k + ch.len_utf8()..];
+                    let v = if attached.is_empty() {
+                        i += 1;
+                        argv.get(i).cloned()
+                    } else {
+                        Some(attached.to_string())
+                    };
+                    if ch == 'c' {
+                        cmd = v;
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    cmd
+}
+
+/// What `env` runs: options stop at the first operand; `NAME=VALUE` operands are skipped;
+/// `-S`/`--split-string` (attached, clustered or abbreviated) makes a script of its value and
+/// the operands after it.
+fn env_inner(argv: &[String]) -> Option<Inner> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            if abbreviates(name, "split-string", 1) {
+                let v = val.or_else(|| {
+                    i += 1;
+                    argv.get(i).cloned()
+                })?;
+                return Some(split_string(v, argv, i + 1));
+            }
+            if val.is_none()
+                && ["unset", "chdir", "argv0"]
+                    .iter()
+                    .any(|f| abbreviates(name, f, 1))
+            {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            for (k, ch) in a.char_indices().skip(1) {
+                if "uCSa".contains(ch) {
+                    let attached = &a[k + ch.len_utf8()..];
+                    let v = if attached.is_empty() {
+                        i += 1;
+                        argv.get(i).cloned()?
+                    } else {
+                        attached.to_string()
+                    };
+                    if ch == 'S' {
+                        return Some(split_string(v, argv, i + 1));
+                    }
+                    break;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    while i < argv.len() && argv[i].contains('=') && !argv[i].starts_with('=') {
+        i += 1;
+    }
+    rest(argv, i)
+}
+
+fn split_string(value: String, argv: &[String], after: usize) -> Inner {
+    let mut script = value;
+    for a in argv.iter().skip(after) {
+        script.push(' ');
+        script.push_str(&crate::canon::quote(a));
+    }
+    Inner::Script(script)
+}
+
+/// `docker exec [opts] CONTAINER CMD…` and `docker run [opts] IMAGE CMD…` (also podman,
+/// nerdctl, and the `container` forms).
+fn container_command(argv: &[String]) -> Option<Inner> {
+    let mut i = 1;
+    while i < argv.len() && argv[i].starts_with('-') {
+        i += if matches!(
+            argv[i].as_str(),
+            "-H" | "--host" | "--context" | "-c" | "--config" | "-l" | "--log-level"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    let mut sub = argv.get(i)?.as_str();
+    if sub == "container" {
+        i += 1;
+        sub = argv.get(i)?.as_str();
+    }
+    if !matches!(sub, "exec" | "run" | "create") {
+        return None;
+    }
+    const WITH_VALUE: &[&str] = &[
+        "-e",
+        "--env",
+        "-u",
+        "--user",
+        "-w",
+        "--workdir",
+        "--name",
+        "-v",
+        "--volume",
+        "-p",
+        "--publish",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "--env-file",
+        "-l",
+        "--label",
+        "--mount",
+        "--platform",
+        "--restart",
+        "--cpus",
+        "-m",
+        "--memory",
+        "-h",
+        "--hostname",
+        "--add-host",
+        "--device",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--ulimit",
+        "--log-driver",
+        "--log-opt",
+        "--pid",
+        "--ipc",
+        "--userns",
+        "--tmpfs",
+        "--gpus",
+        "--dns",
+        "--expose",
+        "--health-cmd",
+        "--stop-signal",
+        "--detach-keys",
+        "--runtime",
+        "--shm-size",
+        "--ip",
+        "--link",
+        "--volumes-from",
+        "--cidfile",
+        "-a",
+        "--attach",
+        "--pull",
+        "--group-add",
+        "--label-file",
+        "--sysctl",
+        "--stop-timeout",
+        "--cgroupns",
+        "--uts",
+        "--cgroup-parent",
+        "--memory-swap",
+        "--cpu-shares",
+        "-c",
+        "--cpuset-cpus",
+        "--pod",
+    ];
+    let at = skip_opts(argv, i + 1, WITH_VALUE);
+    // the container or image, then the command
+    rest(argv, at + 1)
+}
+
+fn is_duration(d: &str) -> bool {
+    let d = d.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(d);
+    !d.is_empty() && d.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)
 }
 
 fn awk_program(argv: &[String]) -> Vec<Inner> {
@@ -584,7 +898,7 @@ mod tests {
             unwrap(&v("sudo -u root rm -rf /")),
             vec![Inner::Argv(v("rm -rf /"))]
         );
-        assert_eq!(unwrap(&v("env A=1 -i rm x")), vec![Inner::Argv(v("rm x"))]);
+        assert_eq!(unwrap(&v("env -i A=1 rm x")), vec![Inner::Argv(v("rm x"))]);
         assert_eq!(
             unwrap(&v("timeout -s KILL 5 rm x")),
             vec![Inner::Argv(v("rm x"))]
@@ -607,13 +921,77 @@ mod tests {
             vec![Inner::Argv(v("/bin/rm x"))]
         );
         assert_eq!(unwrap(&v("command -v rm")), vec![]);
+        assert_eq!(unwrap(&v("timeout --foreground echo sh -c reboot")), vec![]);
+        assert_eq!(unwrap(&v("nice -n echo reboot")), vec![]);
+        assert_eq!(
+            unwrap(&v("docker exec -it -u root web rm -rf /data")),
+            vec![Inner::Argv(v("rm -rf /data"))]
+        );
+        assert_eq!(
+            unwrap(&v("docker run --rm -v /:/h alpine rm -rf /h")),
+            vec![Inner::Argv(v("rm -rf /h"))]
+        );
+        assert_eq!(unwrap(&v("docker ps")), vec![]);
+        assert_eq!(
+            unwrap(&v("kubectl exec web -- psql -c x")),
+            vec![Inner::Argv(v("psql -c x"))]
+        );
+        assert_eq!(unwrap(&v("kubectl get pods -- x")), vec![]);
+        assert_eq!(unwrap(&v("ssh host")), vec![Inner::ReadsStdin(Lang::Shell)]);
         assert_eq!(unwrap(&v("sudo -i")), vec![]);
     }
 
     #[test]
     fn shells_and_interpreters() {
-        let a = vec!["bash".to_string(), "-ec".to_string(), "rm x".to_string()];
-        assert_eq!(unwrap(&a), vec![Inner::Script("rm x".into())]);
+        for shell in [
+            "bash -ec",
+            "sh -cx",
+            "sh -ce --",
+            "bash -c -o nounset",
+            "bash -c -x",
+            "bash --norc -c",
+        ] {
+            let mut a = v(shell);
+            a.push("rm x".to_string());
+            assert_eq!(unwrap(&a), vec![Inner::Script("rm x".into())], "{shell}");
+        }
+        for su in [
+            "su -lc",
+            "su --session-command",
+            "su --comm",
+            "runuser -u root --command",
+            "su root -c",
+        ] {
+            let mut a = v(su);
+            a.push("reboot".to_string());
+            assert_eq!(unwrap(&a), vec![Inner::Script("reboot".into())], "{su}");
+        }
+        assert_eq!(
+            unwrap(&v("su --command=x --command=reboot root")),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(unwrap(&v("su -- root --command reboot")), vec![]);
+        assert_eq!(
+            unwrap(&v("env -Sreboot")),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("env -iSreboot")),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("env -S/bin/echo reboot")),
+            vec![Inner::Script("/bin/echo reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("env --split=reboot")),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(unwrap(&v("env -iC /tmp sh")), vec![Inner::Argv(v("sh"))]);
+        assert_eq!(
+            unwrap(&v("env FOO=1 --s reboot")),
+            vec![Inner::Argv(v("--s reboot"))]
+        );
         assert_eq!(unwrap(&v("bash")), vec![Inner::ReadsStdin(Lang::Shell)]);
         assert_eq!(unwrap(&v("bash script.sh")), vec![]);
         assert_eq!(

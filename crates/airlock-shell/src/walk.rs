@@ -741,6 +741,11 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        if let Some(body) = feed
+            && unwrap::is_db_client(&name)
+        {
+            self.walk_code(Lang::Sql, body, depth + 1);
+        }
         if let Some(mut inner) = inner_stage {
             inner.decoder |= stage.decoder;
             inner.sink = inner.sink.or(stage.sink);
@@ -752,6 +757,10 @@ impl<'a> Walker<'a> {
     /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
     fn walk_code(&mut self, lang: Lang, code: &str, depth: usize) {
         let matched = self.rule_hits(Target::Code, code);
+        if lang == Lang::Sql {
+            // statements are judged by the database rules alone
+            return;
+        }
         let caps = inline::capabilities(lang, code);
         if caps.is_empty() {
             return;

@@ -149,9 +149,27 @@ fn names_root_if_empty(rest: &str) -> bool {
     };
     matches!(
         dir,
-        "bin" | "boot" | "dev" | "etc" | "home" | "lib" | "lib32" | "lib64" | "opt" | "root"
-            | "sbin" | "srv" | "sys" | "usr" | "var" | "proc" | "Users" | "System" | "Library"
-            | "Applications" | "private"
+        "bin"
+            | "boot"
+            | "dev"
+            | "etc"
+            | "home"
+            | "lib"
+            | "lib32"
+            | "lib64"
+            | "opt"
+            | "root"
+            | "sbin"
+            | "srv"
+            | "sys"
+            | "usr"
+            | "var"
+            | "proc"
+            | "Users"
+            | "System"
+            | "Library"
+            | "Applications"
+            | "private"
     )
 }
 

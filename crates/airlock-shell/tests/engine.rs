@@ -152,6 +152,36 @@ fn inline_code_with_capabilities_asks() {
 }
 
 #[test]
+fn commands_hidden_from_the_parser_or_behind_carriers_are_seen() {
+    for cmd in [
+        "printf <(printf hi)#x; rm -rf /",
+        "values=(SAFE)#x; rm -rf /",
+        "sh -cx 'rm -rf /'",
+        "su -lc 'rm -rf /'",
+        "env -iS'rm -rf /'",
+        "docker exec web rm -rf /",
+        "kubectl exec web -- rm -rf /",
+        "ssh host <<'X'\nrm -rf /\nX",
+    ] {
+        let cmd = cmd.replace("\\n", "\n");
+        assert_eq!(decision(&cmd), Decision::Deny, "{cmd}: {:?}", analyse(&cmd));
+    }
+}
+
+#[test]
+fn statements_fed_to_database_clients_reach_the_rules() {
+    let a = analyse("psql <<< 'DROP TABLE users'");
+    assert!(a.decision >= Decision::Ask, "{a:?}");
+    let a = analyse("psql <<EOF\nDROP TABLE users;\nEOF");
+    assert!(a.decision >= Decision::Ask, "{a:?}");
+    // the same text written to a file is data
+    assert_eq!(
+        decision("cat <<EOF > notes.sql\nDROP TABLE users;\nEOF"),
+        Decision::Allow
+    );
+}
+
+#[test]
 fn git_config_programs_ask() {
     for cmd in [
         "git -c core.pager='!sh -c id' log",
