@@ -570,9 +570,9 @@ fn shell_invocation(argv: &[String]) -> Vec<Inner> {
             continue;
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-            if a.starts_with('-') {
-                c |= a[1..].contains('c');
-                stdin |= a[1..].contains('s');
+            if let Some(flags) = a.strip_prefix('-') {
+                c |= flags.contains('c');
+                stdin |= flags.contains('s');
             }
             i += 1;
             continue;
