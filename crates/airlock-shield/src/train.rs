@@ -25,7 +25,7 @@ impl Default for Config {
             bits: 16,
             epochs: 8,
             learning_rate: 0.2,
-            l2: 1e-5,
+            l2: 1e-4,
             target_fpr: 0.0,
             seed: 0x5eed_a11c,
         }

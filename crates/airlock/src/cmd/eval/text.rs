@@ -37,6 +37,9 @@ pub struct Args {
     /// Print the table as Markdown (for docs/evaluation.md).
     #[arg(long)]
     markdown: bool,
+    /// Evaluate these weights instead of the compiled-in ones (a candidate from the trainer).
+    #[arg(long)]
+    weights: Option<PathBuf>,
     /// Exit 0 with a notice when the corpora directory is missing.
     #[arg(long)]
     allow_missing: bool,
@@ -96,7 +99,15 @@ pub fn run(mut args: Args) -> Result<u8> {
     }
     let samples = load_all(&args.corpora)?;
     let held: Vec<&Sample> = samples.iter().filter(|s| s.split == Split::Test).collect();
-    let scanner = Scanner::builtin()?;
+    let mut scanner = Scanner::builtin()?;
+    if let Some(w) = &args.weights {
+        let bytes =
+            std::fs::read(w).with_context(|| format!("reading --weights {}", w.display()))?;
+        scanner.set_model(
+            airlock_shield::model::Model::from_bytes(&bytes)
+                .with_context(|| format!("in --weights {}", w.display()))?,
+        );
+    }
 
     let bar = indicatif::ProgressBar::new(held.len() as u64);
     bar.set_style(
