@@ -102,6 +102,9 @@ pub struct RuleSet {
     prefilter: AhoCorasick,
     /// For each prefilter pattern, the rules it can wake.
     keyword_rules: Vec<Vec<u16>>,
+    /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
+    /// is not woken by "said" (every pattern starts its words at `\b`).
+    word_start: Vec<bool>,
 }
 
 /// A rule match inside one text.
@@ -175,10 +178,15 @@ impl RuleSet {
                 file: "(prefilter)".into(),
                 message: e.to_string(),
             })?;
+        let word_start = keywords
+            .iter()
+            .map(|k| k.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric()))
+            .collect();
         Ok(RuleSet {
             rules,
             prefilter,
             keyword_rules,
+            word_start,
         })
     }
 
@@ -188,6 +196,9 @@ impl RuleSet {
         let mut woken = [0u64; MAX_RULES / 64];
         let mut any = false;
         for m in self.prefilter.find_overlapping_iter(text) {
+            if !self.at_word_start(text, m.pattern().as_usize(), m.start()) {
+                continue;
+            }
             for &r in &self.keyword_rules[m.pattern().as_usize()] {
                 let r = usize::from(r);
                 if r < MAX_RULES {
@@ -217,7 +228,12 @@ impl RuleSet {
     pub fn prefilter_wakes(&self, text: &str, r: usize) -> bool {
         self.prefilter
             .find_overlapping_iter(text)
+            .filter(|m| self.at_word_start(text, m.pattern().as_usize(), m.start()))
             .any(|m| self.keyword_rules[m.pattern().as_usize()].contains(&(r as u16)))
+    }
+
+    fn at_word_start(&self, text: &str, k: usize, start: usize) -> bool {
+        !self.word_start[k] || start == 0 || !text.as_bytes()[start - 1].is_ascii_alphanumeric()
     }
 }
 
