@@ -8,9 +8,12 @@ use airlock_core::{ActionKind, Decision};
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{parse_hash, sha256, sha256_hex, to_canonical};
+use crate::canonical::{parse_hash, sha256, sha256_hex};
 use crate::keys::verify_hex;
 use crate::{FORMAT_VERSION, LedgerError, LedgerKey, time};
+
+/// The largest integer RFC 8785 (ECMAScript numbers) represents exactly.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Receipts larger than this are refused when parsed (a receipt holds hashes, not payloads).
 pub const MAX_RECEIPT_BYTES: usize = 64 * 1024;
@@ -19,43 +22,45 @@ pub const MAX_RECEIPT_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReasonRef {
-    pub rule: String,
     /// The stable reason code (`RULE_MATCH`, …), kept as text so that a verifier built before a
     /// code was added still reads the receipt.
     pub code: String,
+    pub rule: String,
 }
 
 /// A signed receipt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
-    pub v: u32,
-    pub id: String,
-    pub request_id: String,
-    pub session: String,
-    /// Per-session Lamport counter: 1 for the first receipt of a session, then strictly increasing.
-    pub lamport: u64,
-    /// Hash of the previous receipt of the same session; `None` for the first.
-    pub prev: Option<String>,
-    /// Position of this receipt in the ledger's Merkle log (0-based).
-    pub leaf: u64,
-    pub time: String,
-    pub principal: String,
+    // Fields are declared in RFC 8785 order (keys sorted), so serde_json's compact output is
+    // already the canonical form; `fast_path_is_canonical` checks that against the canonicaliser.
     pub action: ActionKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    pub args_sha256: String,
-    pub decision: Decision,
-    pub reasons: Vec<ReasonRef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grant: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvers: Vec<String>,
-    pub policy_sha256: String,
+    pub args_sha256: String,
+    pub decision: Decision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    pub id: String,
+    pub key_id: String,
+    /// Per-session Lamport counter: 1 for the first receipt of a session, then strictly increasing.
+    pub lamport: u64,
+    /// Position of this receipt in the ledger's Merkle log (0-based).
+    pub leaf: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_sha256: Option<String>,
-    pub key_id: String,
+    pub policy_sha256: String,
+    /// Hash of the previous receipt of the same session; `None` for the first.
+    pub prev: Option<String>,
+    pub principal: String,
+    pub reasons: Vec<ReasonRef>,
+    pub request_id: String,
+    pub session: String,
     pub sig: String,
+    pub time: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub v: u32,
 }
 
 /// What a caller supplies; the ledger fills in the chain, the counter, the time and the signature.
@@ -137,6 +142,7 @@ impl NewReceipt {
             key_id: key.id().to_string(),
             sig: String::new(),
         };
+        r.check_fields()?;
         r.sig = key.sign_hex(&r.signing_bytes()?);
         Ok(r)
     }
@@ -145,16 +151,14 @@ impl NewReceipt {
 impl Receipt {
     /// The bytes the signature covers: the canonical receipt without `sig`.
     pub fn signing_bytes(&self) -> Result<Vec<u8>, LedgerError> {
-        let mut v = serde_json::to_value(self).map_err(|e| LedgerError::malformed("receipt", e))?;
-        if let Some(m) = v.as_object_mut() {
-            m.remove("sig");
-        }
-        to_canonical(&v)
+        let full = self.canonical_bytes()?;
+        crate::verify::unsigned_from_canonical(&full)
+            .ok_or_else(|| LedgerError::receipt(&self.id, "no sig member in the canonical form"))
     }
 
     /// The canonical bytes of the whole signed receipt: what the store keeps and packs carry.
     pub fn canonical_bytes(&self) -> Result<Vec<u8>, LedgerError> {
-        to_canonical(self)
+        serde_json::to_vec(self).map_err(|e| LedgerError::malformed("receipt", e))
     }
 
     /// SHA-256 of the canonical signed receipt.
@@ -200,6 +204,9 @@ impl Receipt {
         if self.lamport == 0 {
             return bad("Lamport counter must start at 1".into());
         }
+        if self.lamport > MAX_SAFE_INTEGER || self.leaf > MAX_SAFE_INTEGER {
+            return bad("lamport and leaf must stay below 2^53 (RFC 8785 numbers)".into());
+        }
         if (self.lamport == 1) != self.prev.is_none() {
             return bad("only the first receipt of a session (lamport 1) has no prev".into());
         }
@@ -238,7 +245,7 @@ impl Receipt {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::canonical::hash_value;
+    use crate::canonical::{hash_value, to_canonical};
 
     pub fn sample(request_id: &str, session: &str) -> NewReceipt {
         NewReceipt {
@@ -303,24 +310,87 @@ pub(crate) mod tests {
         insta::assert_snapshot!(String::from_utf8(r.canonical_bytes().unwrap()).unwrap());
     }
 
+    /// `docs/receipt.schema.json` names exactly the fields a receipt has, and requires exactly
+    /// the ones always present.
+    #[test]
+    fn schema_matches_the_struct() {
+        use std::collections::BTreeSet;
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/receipt.schema.json")).unwrap();
+        let props: BTreeSet<String> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let required: BTreeSet<String> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        let k = LedgerKey::from_secret(&[7; 32]);
+        let t = "2026-11-22T14:18:30.000Z".to_string();
+        let keys = |r: &Receipt| -> BTreeSet<String> {
+            serde_json::to_value(r)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let minimal = sample("q", "s").seal(&k, 1, None, 0, t.clone()).unwrap();
+        assert_eq!(keys(&minimal), required);
+        let mut n = sample("q", "s");
+        n.tool = Some("mcp__fs__read".into());
+        n.grant = Some("g".into());
+        n.approvers = vec!["human:alice".into()];
+        n.output_sha256 = Some(sha256_hex(b"o"));
+        assert_eq!(keys(&n.seal(&k, 1, None, 0, t).unwrap()), props);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The fast path (serde_json over fields declared in sorted order) is byte for byte the
+        /// RFC 8785 canonicaliser's output, for any text in the free-form fields.
+        #[test]
+        fn fast_path_is_canonical(
+            principal in "\\PC{0,12}|[\u{0}-\u{1f}\"\\\\/\u{7f}-\u{a0}\u{2028}\u{fffd}]{0,6}",
+            session in "[a-z0-9\u{e9}\u{1F600}]{1,8}",
+            tool in proptest::option::of("[ -~]{0,10}"),
+            rule in "[ -~\u{80}-\u{10ffff}]{0,10}",
+            approvers in proptest::collection::vec("\\PC{0,6}", 0..3),
+            lamport in 1u64..MAX_SAFE_INTEGER,
+        ) {
+            let k = LedgerKey::from_secret(&[7; 32]);
+            let mut n = sample("q", &session);
+            n.principal = principal;
+            n.tool = tool;
+            n.approvers = approvers;
+            n.reasons = vec![ReasonRef { code: "RULE_MATCH".into(), rule }];
+            let prev = (lamport > 1).then(|| sha256_hex(b"p"));
+            let r = n.seal(&k, lamport, prev, lamport / 2, "2026-11-22T14:18:30.000Z".into()).unwrap();
+            proptest::prop_assert_eq!(r.canonical_bytes().unwrap(), to_canonical(&r).unwrap());
+            let mut v = serde_json::to_value(&r).unwrap();
+            v.as_object_mut().unwrap().remove("sig");
+            proptest::prop_assert_eq!(r.signing_bytes().unwrap(), to_canonical(&v).unwrap());
+            proptest::prop_assert_eq!(Receipt::parse(&r.canonical_bytes().unwrap()).unwrap(), r);
+        }
+    }
+
     #[test]
     fn chain_rules_in_fields() {
         let k = LedgerKey::from_secret(&[7; 32]);
         let t = "2026-11-22T14:18:30.000Z".to_string();
-        assert!(
-            sample("q", "s")
-                .seal(&k, 2, None, 0, t.clone())
-                .unwrap()
-                .check_fields()
-                .is_err()
-        );
+        // The ledger refuses to sign a receipt that would not verify.
+        assert!(sample("q", "s").seal(&k, 2, None, 0, t.clone()).is_err());
         assert!(
             sample("q", "s")
                 .seal(&k, 1, Some(sha256_hex(b"x")), 0, t.clone())
-                .unwrap()
-                .check_fields()
                 .is_err()
         );
+        assert!(sample("q", "s").seal(&k, 1, None, 1 << 53, t.clone()).is_err());
         let mut bad = sample("q", "s");
         bad.args_sha256 = "nope".into();
         assert!(bad.seal(&k, 1, None, 0, t).is_err());

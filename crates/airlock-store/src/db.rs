@@ -187,19 +187,6 @@ impl Db {
             rows.iter().map(|r| r.try_get(0).map_err(StoreError::from)).collect()
         })
     }
-
-    /// The hashes of all receipts in leaf order, as stored (to rebuild the writer's tree).
-    pub(crate) async fn leaf_hashes(
-        &self,
-        from_leaf: u64,
-    ) -> Result<Vec<(u64, String)>, StoreError> {
-        const Q: &str = "SELECT leaf, hash FROM receipts WHERE leaf >= $1 ORDER BY leaf";
-        let from = i64::try_from(from_leaf).unwrap_or(i64::MAX);
-        on_pool!(self, p => {
-            let rows = sqlx::query(Q).bind(from).fetch_all(p).await?;
-            rows.iter().map(|r| Ok((r.try_get::<i64, _>(0)? as u64, r.try_get(1)?))).collect()
-        })
-    }
 }
 
 impl Tx {

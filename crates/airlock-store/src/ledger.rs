@@ -7,9 +7,8 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use airlock_ledger::canonical::parse_hash;
 use airlock_ledger::registry::{KeyChange, Registry, RegistryEvent};
-use airlock_ledger::{Checkpoint, KeyRole, LedgerKey, MerkleLog, NewReceipt, Receipt, time};
+use airlock_ledger::{Checkpoint, KeyRole, LedgerKey, NewReceipt, Receipt, time};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -94,15 +93,11 @@ impl Ledger {
         let db = Db::open(opts).await?;
         let (key, _) = keyfile::load_or_create(&opts.data_dir, keyfile::LEDGER)?;
         let anchor = ensure_registry(&db, &opts.data_dir, &key).await?;
-        let mut log = MerkleLog::new();
-        for (_, h) in db.leaf_hashes(0).await? {
-            log.push(parse_hash("stored receipt hash", &h)?);
-        }
         let key_id = key.id().to_string();
         let writer = Writer {
             db: db.clone(),
             key,
-            log,
+            log: None,
             config: config.clone(),
         };
         let (tx, rx) = mpsc::channel(config.max_batch.max(1) * 4);

@@ -20,7 +20,9 @@ use crate::ledger::{AppendRequest, LedgerConfig};
 pub(crate) struct Writer {
     pub db: Db,
     pub key: LedgerKey,
-    pub log: MerkleLog,
+    /// The Merkle tree, loaded the first time a checkpoint is due (so a one-shot recorder such
+    /// as `airlock check --record` does not read every leaf), then kept up to date.
+    pub log: Option<MerkleLog>,
     pub config: LedgerConfig,
 }
 
@@ -50,21 +52,17 @@ impl Writer {
     ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let state = lock(&mut tx).await?;
-        self.catch_up(state.next_leaf).await?;
-        let before = self.log.len();
-        match self.fill(&mut tx, reqs, state).await {
-            Ok(out) => match tx.commit().await {
-                Ok(()) => Ok(out),
-                Err(e) => {
-                    self.log = self.log.prefix(before);
-                    Err(e)
-                }
-            },
-            Err(e) => {
-                self.log = self.log.prefix(before);
-                Err(e)
-            }
+        self.catch_up(&mut tx, state.next_leaf).await?;
+        let before = state.next_leaf;
+        let result = match self.fill(&mut tx, reqs, state).await {
+            Ok(out) => tx.commit().await.map(|()| out),
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            // Nothing was committed: forget the leaves this batch added.
+            self.log = self.log.take().map(|l| l.prefix(before));
         }
+        result
     }
 
     /// Signs a checkpoint now if any receipt is not yet covered (or, without `force`, if one is
@@ -72,7 +70,7 @@ impl Writer {
     pub async fn checkpoint(&mut self, force: bool) -> Result<Option<Checkpoint>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let mut state = lock(&mut tx).await?;
-        self.catch_up(state.next_leaf).await?;
+        self.catch_up(&mut tx, state.next_leaf).await?;
         let cp = self.maybe_checkpoint(&mut tx, &mut state, force).await?;
         if cp.is_some() {
             store_state(&mut tx, &state).await?;
@@ -81,30 +79,42 @@ impl Writer {
         Ok(cp)
     }
 
-    /// Brings the in-memory tree to `next_leaf` leaves from the database.
-    async fn catch_up(&mut self, next_leaf: u64) -> Result<(), StoreError> {
-        if self.log.len() > next_leaf {
-            self.log = self.log.prefix(next_leaf);
+    /// Brings a loaded tree to `next_leaf` leaves from the database (through the transaction,
+    /// so leaves it wrote itself are seen too).
+    async fn catch_up(&mut self, tx: &mut Tx, next_leaf: u64) -> Result<(), StoreError> {
+        let Some(log) = self.log.as_mut() else {
+            return Ok(());
+        };
+        if log.len() > next_leaf {
+            *log = log.prefix(next_leaf);
         }
-        if self.log.len() == next_leaf {
+        if log.len() == next_leaf {
             return Ok(());
         }
-        for (leaf, hash) in self.db.leaf_hashes(self.log.len()).await? {
-            if leaf != self.log.len() {
+        let from = to_i64(log.len());
+        let rows: Vec<(i64, String)> = on_tx!(tx, c => {
+            sqlx::query("SELECT leaf, hash FROM receipts WHERE leaf >= $1 AND leaf < $2 ORDER BY leaf")
+                .bind(from)
+                .bind(to_i64(next_leaf))
+                .fetch_all(&mut *c)
+                .await?
+                .iter()
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get::<i64, _>(0)?, r.try_get::<String, _>(1)?)))
+                .collect::<Result<_, _>>()?
+        });
+        for (leaf, hash) in rows {
+            if leaf as u64 != log.len() {
                 return Err(StoreError::Config(format!(
                     "receipt leaf {} is missing from the database",
-                    self.log.len()
+                    log.len()
                 )));
             }
-            if leaf >= next_leaf {
-                break;
-            }
-            self.log.push(parse_hash("stored receipt hash", &hash)?);
+            log.push(parse_hash("stored receipt hash", &hash)?);
         }
-        if self.log.len() != next_leaf {
+        if log.len() != next_leaf {
             return Err(StoreError::Config(format!(
                 "the database says {next_leaf} receipts but holds {}",
-                self.log.len()
+                log.len()
             )));
         }
         Ok(())
@@ -116,17 +126,21 @@ impl Writer {
         reqs: &[AppendRequest],
         mut state: State,
     ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
+        // Phase 1 (database): idempotency, validation, chain heads; leaves and Lamport values
+        // are assigned in request order.
         let mut heads: HashMap<String, (u64, Option<String>)> = HashMap::new();
-        let mut done: HashMap<String, Receipt> = HashMap::new();
-        let mut out = Vec::with_capacity(reqs.len());
-        for req in reqs {
+        let mut first_of: HashMap<&str, usize> = HashMap::new();
+        let mut slots: Vec<Slot> = Vec::with_capacity(reqs.len());
+        let mut fresh: Vec<Fresh> = Vec::new();
+        for (i, req) in reqs.iter().enumerate() {
             let n = &req.receipt;
-            if let Some(r) = done.get(&n.request_id) {
-                out.push(Ok(r.clone()));
+            if let Some(&first) = first_of.get(n.request_id.as_str()) {
+                slots.push(Slot::SameAs(first));
                 continue;
             }
+            first_of.insert(&n.request_id, i);
             if let Err(e) = n.validate() {
-                out.push(Err(e.into()));
+                slots.push(Slot::Done(Box::new(Err(e.into()))));
                 continue;
             }
             // Idempotency: a request id already recorded yields the recorded receipt.
@@ -139,9 +153,7 @@ impl Writer {
                     .transpose()?
             });
             if let Some(body) = existing {
-                let r = Receipt::parse(body.as_bytes())?;
-                done.insert(n.request_id.clone(), r.clone());
-                out.push(Ok(r));
+                slots.push(Slot::Done(Box::new(Ok(Receipt::parse(body.as_bytes())?))));
                 continue;
             }
             if !heads.contains_key(&n.session) {
@@ -156,35 +168,69 @@ impl Writer {
                 let head = head.map(|(l, h)| (l as u64, Some(h))).unwrap_or((0, None));
                 heads.insert(n.session.clone(), head);
             }
-            let (lamport, prev) = heads.get(&n.session).cloned().unwrap_or((0, None));
-            let leaf = state.next_leaf;
-            let r = n.seal(&self.key, lamport + 1, prev, leaf, time::now())?;
-            let bytes = r.canonical_bytes()?;
-            let hash = sha256(&bytes);
+            let lamport = heads.get(&n.session).map(|h| h.0).unwrap_or(0) + 1;
+            if let Some(h) = heads.get_mut(&n.session) {
+                h.0 = lamport;
+            }
+            slots.push(Slot::Fresh(fresh.len()));
+            fresh.push(Fresh {
+                req: i,
+                leaf: state.next_leaf,
+                lamport,
+                sealed: None,
+            });
+            state.next_leaf += 1;
+        }
+
+        // Phase 2 (CPU): sign, one thread per group of sessions; within a session in order,
+        // each receipt carrying the hash of the one before.
+        let now = time::now();
+        seal_all(&self.key, reqs, &mut fresh, &heads, &now)?;
+
+        // Phase 3 (database): write the receipts in leaf order and the new chain heads.
+        for f in &fresh {
+            let Some((r, bytes, hash)) = &f.sealed else {
+                return Err(StoreError::Config("a receipt was not sealed".into()));
+            };
             let hash_hex = hex::encode(hash);
-            let body = String::from_utf8(bytes).map_err(|e| StoreError::Config(e.to_string()))?;
+            let body = std::str::from_utf8(bytes).map_err(|e| StoreError::Config(e.to_string()))?;
             on_tx!(tx, c => {
                 sqlx::query(
                     "INSERT INTO receipts (leaf, id, request_id, session, lamport, hash, body, payload, created_ms) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 )
-                .bind(to_i64(leaf))
+                .bind(to_i64(f.leaf))
                 .bind(&r.id)
                 .bind(&r.request_id)
                 .bind(&r.session)
                 .bind(to_i64(r.lamport))
                 .bind(&hash_hex)
-                .bind(&body)
-                .bind(req.payload.as_deref())
+                .bind(body)
+                .bind(reqs[f.req].payload.as_deref())
                 .bind(now_ms())
                 .execute(&mut *c)
                 .await?;
             });
-            heads.insert(n.session.clone(), (r.lamport, Some(hash_hex)));
-            self.log.push(hash);
-            state.next_leaf += 1;
-            done.insert(n.request_id.clone(), r.clone());
-            out.push(Ok(r));
+            heads.insert(r.session.clone(), (r.lamport, Some(hash_hex)));
+            if let Some(log) = self.log.as_mut() {
+                log.push(*hash);
+            }
+        }
+        let mut out: Vec<Result<Receipt, StoreError>> = Vec::with_capacity(slots.len());
+        for slot in slots {
+            let r = match slot {
+                Slot::Done(r) => *r,
+                Slot::Fresh(k) => fresh[k]
+                    .sealed
+                    .as_ref()
+                    .map(|s| s.0.clone())
+                    .ok_or_else(|| StoreError::Config("a receipt was not sealed".into())),
+                Slot::SameAs(first) => match &out[first] {
+                    Ok(r) => Ok(r.clone()),
+                    Err(e) => Err(StoreError::Config(e.to_string())),
+                },
+            };
+            out.push(r);
         }
         for (session, (lamport, head)) in &heads {
             let Some(head) = head else { continue };
@@ -211,7 +257,7 @@ impl Writer {
         state: &mut State,
         force: bool,
     ) -> Result<Option<Checkpoint>, StoreError> {
-        let size = self.log.len();
+        let size = state.next_leaf;
         if size <= state.checkpoint_size {
             return Ok(None);
         }
@@ -222,7 +268,14 @@ impl Writer {
         if !force && !due {
             return Ok(None);
         }
-        let cp = self.log.checkpoint(&self.key, time::now())?;
+        if self.log.is_none() {
+            self.log = Some(MerkleLog::new());
+            self.catch_up(tx, size).await?;
+        }
+        let Some(log) = self.log.as_ref() else {
+            return Ok(None);
+        };
+        let cp = log.checkpoint(&self.key, time::now())?;
         let body = String::from_utf8(cp.canonical_bytes()?)
             .map_err(|e| StoreError::Config(e.to_string()))?;
         on_tx!(tx, c => {
@@ -236,6 +289,90 @@ impl Writer {
         state.checkpoint_at_ms = now_ms();
         Ok(Some(cp))
     }
+}
+
+/// Where the answer for one request of a batch comes from.
+enum Slot {
+    Done(Box<Result<Receipt, StoreError>>),
+    Fresh(usize),
+    /// The same request id earlier in the batch.
+    SameAs(usize),
+}
+
+/// A receipt to write: its request, its place, and once sealed the receipt, bytes and hash.
+struct Fresh {
+    req: usize,
+    leaf: u64,
+    lamport: u64,
+    sealed: Option<(Receipt, Vec<u8>, [u8; 32])>,
+}
+
+/// Seals every fresh receipt. Sessions are split over the available cores; within a session
+/// receipts are sealed in Lamport order, each `prev` the hash of the one before (or of the
+/// stored head for the first).
+fn seal_all(
+    key: &LedgerKey,
+    reqs: &[AppendRequest],
+    fresh: &mut [Fresh],
+    heads: &HashMap<String, (u64, Option<String>)>,
+    now: &str,
+) -> Result<(), StoreError> {
+    let mut by_session: HashMap<&str, Vec<&mut Fresh>> = HashMap::new();
+    for f in fresh.iter_mut() {
+        by_session
+            .entry(reqs[f.req].receipt.session.as_str())
+            .or_default()
+            .push(f);
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let mut groups: Vec<Vec<Vec<&mut Fresh>>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, (_, list)) in by_session.into_iter().enumerate() {
+        groups[i % threads].push(list);
+    }
+    let seal_group = |group: Vec<Vec<&mut Fresh>>| -> Result<(), StoreError> {
+        for list in group {
+            let mut prev: Option<String> = None;
+            let mut first = true;
+            for f in list {
+                let n = &reqs[f.req].receipt;
+                if first {
+                    prev = heads.get(&n.session).and_then(|h| h.1.clone());
+                    first = false;
+                }
+                let r = n.seal(key, f.lamport, prev.clone(), f.leaf, now.to_string())?;
+                let bytes = r.canonical_bytes()?;
+                let hash = sha256(&bytes);
+                prev = Some(hex::encode(hash));
+                f.sealed = Some((r, bytes, hash));
+            }
+        }
+        Ok(())
+    };
+    if fresh_len_small(&groups) {
+        for g in groups {
+            seal_group(g)?;
+        }
+        return Ok(());
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| s.spawn(|| seal_group(g)))
+            .collect();
+        for h in handles {
+            h.join()
+                .map_err(|_| StoreError::Config("a signing thread panicked".into()))??;
+        }
+        Ok(())
+    })
+}
+
+/// Small batches are sealed on the calling thread (spawning costs more than it saves).
+fn fresh_len_small(groups: &[Vec<Vec<&mut Fresh>>]) -> bool {
+    groups.iter().flatten().map(Vec::len).sum::<usize>() < 16
 }
 
 /// Takes the ledger lock and reads the log's state.

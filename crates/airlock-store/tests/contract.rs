@@ -29,6 +29,13 @@ async fn contract(opts: StoreOptions) {
     let again = ledger.append(request("req-7", "s1")).await.unwrap();
     assert_eq!(again.id, ids[7]);
     assert_eq!(ledger.receipts(0, 1000).await.unwrap().len(), 40);
+    // Two appends of one request id at once (most likely in one batch): one receipt.
+    let (x, y) = tokio::join!(
+        ledger.append(request("dup", "s9")),
+        ledger.append(request("dup", "s9"))
+    );
+    assert_eq!(x.unwrap(), y.unwrap());
+    assert_eq!(ledger.receipts(0, 1000).await.unwrap().len(), 41);
     // Lamport counters are per session, from 1, without gaps.
     let all: Vec<Receipt> = ledger
         .receipts(0, 1000)
@@ -54,11 +61,11 @@ async fn contract(opts: StoreOptions) {
             .contains("echo req-3")
     );
     let cp = ledger.checkpoint().await.unwrap().unwrap();
-    assert_eq!(cp.size, 40);
-    // Sizes 1 (the first receipt: no checkpoint existed yet), 17, 33 (every 16), and 40 (forced).
+    assert_eq!(cp.size, 41);
+    // Sizes 1 (the first receipt: no checkpoint existed yet), 17, 33 (every 16), and 41 (forced).
     assert_eq!(ledger.checkpoints().await.unwrap().len(), 4);
     let rep = audit::verify(ledger.db()).await.unwrap();
-    assert_eq!((rep.receipts, rep.sessions, rep.uncovered), (40, 3, 0));
+    assert_eq!((rep.receipts, rep.sessions, rep.uncovered), (41, 4, 0));
     let anchor = ledger.anchor().to_string();
     ledger.close().await;
 
@@ -73,7 +80,7 @@ async fn contract(opts: StoreOptions) {
             .unwrap();
     }
     let rep = audit::verify(ledger.db()).await.unwrap();
-    assert_eq!(rep.receipts, 50);
+    assert_eq!(rep.receipts, 51);
     assert_eq!(rep.registry_events, 3);
     ledger.close().await;
 }
