@@ -3,7 +3,7 @@
 //! single-quoted when they hold white space or quotes (so `git commit -m 'reset --hard'` does
 //! not look like `git reset --hard`).
 
-use crate::unwrap::base;
+use crate::unwrap::program_name;
 
 /// Quotes one word when needed.
 pub fn quote(w: &str) -> String {
@@ -36,9 +36,9 @@ pub fn render(argv: &[String]) -> String {
     let Some(prog) = argv.first() else {
         return String::new();
     };
-    let name = base(prog);
+    let name = program_name(prog);
     let mut words: Vec<String> = Vec::with_capacity(argv.len());
-    words.push(name.to_string());
+    words.push(name.clone());
     let args = &argv[1..];
     let start = if name == "git" {
         git_subcommand_at(args)

@@ -69,6 +69,9 @@ pub fn midword_hash_variant(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = bytes.to_vec();
     let (mut single, mut double, mut escaped) = (false, false, false);
+    // for each open parenthesis: does it open a part of a word (`<(`, `>(`, `$(`, `=(`, extglob)
+    // rather than a subshell, a function's `()` or arithmetic?
+    let mut opens: Vec<bool> = Vec::new();
     let mut changed = false;
     for (i, &b) in bytes.iter().enumerate() {
         if escaped {
@@ -79,9 +82,21 @@ pub fn midword_hash_variant(s: &str) -> Option<String> {
             b'\\' if !single => escaped = true,
             b'\'' if !double => single = !single,
             b'"' if !single => double = !double,
-            b'#' if !single && !double && i > 0 && bytes[i - 1] == b')' => {
-                out[i] = b'_';
-                changed = true;
+            b'(' if !single && !double => {
+                let prev = if i > 0 { bytes[i - 1] } else { b' ' };
+                opens.push(matches!(
+                    prev,
+                    b'<' | b'>' | b'$' | b'=' | b'@' | b'?' | b'*' | b'+' | b'!'
+                ));
+            }
+            b')' if !single && !double => {
+                // a `)` with nothing open (a case pattern) is judged as part of a word: the
+                // careful reading when unsure
+                let in_word = opens.pop().unwrap_or(true);
+                if in_word && bytes.get(i + 1) == Some(&b'#') {
+                    out[i + 1] = b'_';
+                    changed = true;
+                }
             }
             _ => {}
         }
@@ -183,6 +198,12 @@ mod tests {
             Some("printf <(printf hi)_x; reboot")
         );
         assert_eq!(midword_hash_variant("echo ')#x'"), None);
+        assert_eq!(midword_hash_variant("(printf SAFE)# comment; reboot"), None);
+        assert_eq!(midword_hash_variant("((1 + 2))# c; reboot"), None);
+        assert_eq!(
+            midword_hash_variant("a=(SAFE)#x; reboot").as_deref(),
+            Some("a=(SAFE)_x; reboot")
+        );
         assert_eq!(midword_hash_variant("ls # comment"), None);
     }
 

@@ -118,7 +118,9 @@ impl Analyzer {
         };
         w.walk_script(&clean, 0);
         if let Some(variant) = evasion::midword_hash_variant(&clean) {
+            w.quiet_parse_errors = true;
             w.walk_script(&variant, 0);
+            w.quiet_parse_errors = false;
         }
         // analyse the folded form too, so look-alike letters do not hide a rule
         if (raw.invisible.is_some() || !clean.is_ascii())

@@ -82,6 +82,21 @@ pub fn base(prog: &str) -> &str {
     prog.rsplit('/').next().unwrap_or(prog)
 }
 
+/// The name rules and wrappers know a program by: the base name, lower-cased (case-insensitive
+/// file systems run `BASH` as bash) and without a Windows `.exe`.
+pub fn program_name(prog: &str) -> String {
+    let b = base(prog);
+    let lower = if b.bytes().any(|c| c.is_ascii_uppercase()) {
+        b.to_ascii_lowercase()
+    } else {
+        b.to_string()
+    };
+    match lower.strip_suffix(".exe") {
+        Some(s) if !s.is_empty() => s.to_string(),
+        _ => lower,
+    }
+}
+
 pub fn shell_lang(name: &str) -> bool {
     matches!(
         name,
@@ -161,7 +176,8 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
     let Some(prog) = argv.first() else {
         return Vec::new();
     };
-    let name = base(prog);
+    let name_owned = program_name(prog);
+    let name = name_owned.as_str();
     let one = |x: Option<Inner>| x.into_iter().collect::<Vec<_>>();
     match name {
         "sudo" => {
@@ -196,6 +212,18 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             one(rest(argv, at))
         }
         "doas" => one(rest(argv, skip_opts(argv, 1, &["-u", "-C"]))),
+        "runuser" if argv.iter().any(|a| a == "-u" || a.starts_with("--user")) => {
+            // `runuser -u USER CMD…` runs CMD directly; with --command it refuses to run
+            if su_command(argv).is_some() {
+                return Vec::new();
+            }
+            let at = skip_opts(
+                argv,
+                1,
+                &["-u", "--user", "-g", "--group", "-G", "--supp-group"],
+            );
+            one(rest(argv, at))
+        }
         "su" | "runuser" => one(su_command(argv).map(Inner::Script)),
         "env" => one(env_inner(argv)),
         "nice" => {
@@ -662,9 +690,34 @@ fn su_command(argv: &[String]) -> Option<String> {
 }
 
 /// What `env` runs: options stop at the first operand; `NAME=VALUE` operands are skipped;
-/// `-S`/`--split-string` (attached, clustered or abbreviated) makes a script of its value and
-/// the operands after it.
+/// `-S`/`--split-string` (attached, clustered or abbreviated) splits its value into words that
+/// env then reads as if they were on its command line; `-0`/`--null` with a command is refused.
 fn env_inner(argv: &[String]) -> Option<Inner> {
+    env_inner_at(argv, 0)
+}
+
+fn env_inner_at(argv: &[String], nesting: usize) -> Option<Inner> {
+    if nesting > 4 {
+        return None;
+    }
+    let null = argv
+        .iter()
+        .skip(1)
+        .take_while(|a| a.starts_with('-') && *a != "--")
+        .any(|a| {
+            a == "-0"
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('0'))
+                || a.strip_prefix("--")
+                    .is_some_and(|l| abbreviates(l, "null", 1))
+        });
+    let inner = env_operands(argv, nesting)?;
+    if null {
+        return None;
+    }
+    Some(inner)
+}
+
+fn env_operands(argv: &[String], nesting: usize) -> Option<Inner> {
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
@@ -682,7 +735,7 @@ fn env_inner(argv: &[String]) -> Option<Inner> {
                     i += 1;
                     argv.get(i).cloned()
                 })?;
-                return Some(split_string(v, argv, i + 1));
+                return split_string(&v, argv, i + 1, nesting);
             }
             if val.is_none()
                 && ["unset", "chdir", "argv0"]
@@ -705,7 +758,7 @@ fn env_inner(argv: &[String]) -> Option<Inner> {
                         attached.to_string()
                     };
                     if ch == 'S' {
-                        return Some(split_string(v, argv, i + 1));
+                        return split_string(&v, argv, i + 1, nesting);
                     }
                     break;
                 }
@@ -721,13 +774,58 @@ fn env_inner(argv: &[String]) -> Option<Inner> {
     rest(argv, i)
 }
 
-fn split_string(value: String, argv: &[String], after: usize) -> Inner {
-    let mut script = value;
-    for a in argv.iter().skip(after) {
-        script.push(' ');
-        script.push_str(&crate::canon::quote(a));
+/// `env -S STRING ARGS…`: STRING is split into words (quotes, `\_` as a separator, `\t`,
+/// `\c` to stop) and read by env as if those words came first on its command line.
+fn split_string(value: &str, argv: &[String], after: usize, nesting: usize) -> Option<Inner> {
+    let mut words = vec!["env".to_string()];
+    words.extend(env_split(value));
+    words.extend(argv.iter().skip(after).cloned());
+    env_inner_at(&words, nesting + 1)
+}
+
+fn env_split(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut has = false;
+    let mut chars = s.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => {
+                single = !single;
+                has = true;
+            }
+            '"' if !single => {
+                double = !double;
+                has = true;
+            }
+            '\\' if !single => match chars.next() {
+                Some('_') if !double => {
+                    if has || !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    has = false;
+                }
+                Some('_') => cur.push(' '),
+                Some('t') => cur.push('\t'),
+                Some('n') => cur.push('\n'),
+                Some('c') => break,
+                Some(o) => cur.push(o),
+                None => {}
+            },
+            c if c.is_whitespace() && !single && !double => {
+                if has || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                has = false;
+            }
+            c => cur.push(c),
+        }
     }
-    Inner::Script(script)
+    if has || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 /// `docker exec [opts] CONTAINER CMD…` and `docker run [opts] IMAGE CMD…` (also podman,
@@ -959,7 +1057,7 @@ mod tests {
             "su -lc",
             "su --session-command",
             "su --comm",
-            "runuser -u root --command",
+            "runuser --command",
             "su root -c",
         ] {
             let mut a = v(su);
@@ -973,19 +1071,19 @@ mod tests {
         assert_eq!(unwrap(&v("su -- root --command reboot")), vec![]);
         assert_eq!(
             unwrap(&v("env -Sreboot")),
-            vec![Inner::Script("reboot".into())]
+            vec![Inner::Argv(v("reboot"))]
         );
         assert_eq!(
             unwrap(&v("env -iSreboot")),
-            vec![Inner::Script("reboot".into())]
+            vec![Inner::Argv(v("reboot"))]
         );
         assert_eq!(
             unwrap(&v("env -S/bin/echo reboot")),
-            vec![Inner::Script("/bin/echo reboot".into())]
+            vec![Inner::Argv(v("/bin/echo reboot"))]
         );
         assert_eq!(
             unwrap(&v("env --split=reboot")),
-            vec![Inner::Script("reboot".into())]
+            vec![Inner::Argv(v("reboot"))]
         );
         assert_eq!(unwrap(&v("env -iC /tmp sh")), vec![Inner::Argv(v("sh"))]);
         assert_eq!(

@@ -59,6 +59,8 @@ pub struct Walker<'a> {
     commands: usize,
     saw_async: bool,
     origin: Option<Span>,
+    /// Parse errors are not reported (a second reading of a line that already parsed).
+    pub quiet_parse_errors: bool,
 }
 
 fn cut(s: &str) -> String {
@@ -87,6 +89,7 @@ impl<'a> Walker<'a> {
             commands: 0,
             saw_async: false,
             origin: None,
+            quiet_parse_errors: false,
         }
     }
 
@@ -165,6 +168,7 @@ impl<'a> Walker<'a> {
                 }
                 stage
             }
+            Ok(Err(_)) | Err(_) if self.quiet_parse_errors => Stage::default(),
             Ok(Err(e)) => {
                 self.engine(
                     "parse_error",
@@ -244,9 +248,18 @@ impl<'a> Walker<'a> {
             self.rule_hits(Target::Pipeline, &text);
             // an encoded or generated payload fed to an interpreter
             for (i, s) in stages.iter().enumerate() {
-                if let Some(lang) = s.sink
-                    && stages[..i].iter().any(|e| e.decoder)
-                {
+                let Some(lang) = s.sink else { continue };
+                if i > 0 && !stages[..i].iter().any(|e| e.decoder) {
+                    self.engine(
+                        "piped_program",
+                        ReasonCode::DynamicCode,
+                        (Decision::Ask, Tier::Medium, Severity::Medium),
+                        format!("a {} interpreter reads its program from a pipe, so what it runs is not in the command and cannot be checked; a person must look. Save the program to a file, review it, and run the file.", lang.name()),
+                        "Look at what the earlier stages produce before approving: it runs as code.",
+                        &text,
+                    );
+                }
+                if stages[..i].iter().any(|e| e.decoder) {
                     self.engine(
                             "decoded_payload",
                             ReasonCode::DecodedPayload,
@@ -537,6 +550,15 @@ impl<'a> Walker<'a> {
         if e.root_risk {
             root_risk.push(e.text.clone());
         }
+        if e.text.contains(word::IFS_SPLIT) {
+            argv.extend(
+                e.text
+                    .split(word::IFS_SPLIT)
+                    .filter(|w| !w.is_empty())
+                    .map(String::from),
+            );
+            return;
+        }
         if !e.quoted
             && !e.dynamic
             && let Some(words) = word::brace_expand(&e.text)
@@ -660,7 +682,11 @@ impl<'a> Walker<'a> {
         let text = canon::render(&argv);
         // a program name still holding `$` or a backtick after expansion is only known at run
         // time (known constants were substituted already)
-        if argv[0].contains('$') || argv[0].contains('`') {
+        // `"$DIR/run.sh"` names its program (a script in some directory); `$CMD` and
+        // `$(cat f)` do not
+        let head = &argv[0];
+        let dynamic = head.contains("$(") || head.contains('`') || unwrap::base(head).contains('$');
+        if dynamic {
             let line = canon::join(&argv);
             self.engine(
                 "dynamic_command",
@@ -672,7 +698,7 @@ impl<'a> Walker<'a> {
             );
         }
         let matched = self.rule_hits(Target::Command, &text);
-        let name = unwrap::base(&argv[0]).to_string();
+        let name = unwrap::program_name(&argv[0]);
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"

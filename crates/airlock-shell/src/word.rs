@@ -10,6 +10,11 @@ use std::collections::HashMap;
 /// Variables whose value is known statically (from `a=rm` earlier in the same line).
 pub type Env = HashMap<String, String>;
 
+/// Stands where an unquoted `$IFS` splits a word (`rm${IFS}-rf${IFS}/` is `rm -rf /`); the
+/// walker splits on it. A private-use character, so it never collides with real input that
+/// matters and is not a control character.
+pub const IFS_SPLIT: char = '\u{F8FF}';
+
 /// Most words a single brace expression may expand to before we stop expanding.
 const MAX_BRACE_WORDS: usize = 64;
 
@@ -110,8 +115,10 @@ fn pieces_into(
                     } => env.get(n),
                     _ => None,
                 };
+                let is_ifs = src.starts_with("$IFS") || src.starts_with("${IFS");
                 match known {
                     Some(v) => out.text.push_str(v),
+                    None if is_ifs && !in_quotes => out.text.push(IFS_SPLIT),
                     None => {
                         out.dynamic = true;
                         let guarded =
@@ -205,14 +212,16 @@ pub fn ansi_c(s: &str) -> String {
             out.push(c);
             continue;
         }
+        // bash cuts a $'…' string at a NUL byte
         let (radix, max) = match e {
             'x' => (16, 2),
             'u' => (16, 4),
             'U' => (16, 8),
             '0'..='7' => (8, 3),
             'c' => {
-                if let Some(n) = chars.next() {
-                    out.push(char::from((n as u8) & 0x1f));
+                match chars.next().map(|n| (n as u32 & 0x1f) as u8) {
+                    Some(0) | None => return out,
+                    Some(b) => out.push(char::from(b)),
                 }
                 continue;
             }
@@ -239,6 +248,7 @@ pub fn ansi_c(s: &str) -> String {
             .ok()
             .and_then(char::from_u32)
         {
+            Some('\0') => return out,
             Some(c) => out.push(c),
             None => {
                 out.push('\\');
@@ -370,6 +380,10 @@ mod tests {
         assert_eq!(ex("r\"\"m").text, "rm");
         assert_eq!(ex("$'\\x72\\x6d'").text, "rm");
         assert_eq!(ex("$'\\162m'").text, "rm");
+        assert_eq!(ex("re$'\\0x'boot").text, "reboot");
+        assert_eq!(ex("re$'\\c@'boot").text, "reboot");
+        assert_eq!(ex("rm${IFS}-rf").text, format!("rm{IFS_SPLIT}-rf"));
+        assert_eq!(ex("\"a${IFS}b\"").text, "a${IFS}b");
     }
 
     #[test]

@@ -57,6 +57,12 @@ fn what_cannot_be_analysed_asks() {
         ("bash -c \"$PAYLOAD\"", ReasonCode::DynamicCode),
         ("eval \"$x\"", ReasonCode::DynamicCode),
         ("\"$(cat /tmp/cmd)\" arg", ReasonCode::DynamicCode),
+        ("sudo $X", ReasonCode::DynamicCode),
+        ("cat /tmp/script.sh | bash", ReasonCode::DynamicCode),
+        (
+            "cat /tmp/s.sh | command command command \"env\" BASH",
+            ReasonCode::DynamicCode,
+        ),
     ] {
         let a = analyse(cmd);
         assert!(a.decision >= Decision::Ask, "{cmd}: {a:?}");
@@ -179,6 +185,26 @@ fn statements_fed_to_database_clients_reach_the_rules() {
         decision("cat <<EOF > notes.sql\nDROP TABLE users;\nEOF"),
         Decision::Allow
     );
+}
+
+#[test]
+fn scripts_in_variable_directories_are_not_dynamic() {
+    assert_eq!(
+        decision("\"$REPO_ROOT/scripts/test.sh\" --fast"),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn ifs_and_nul_tricks_are_resolved() {
+    for cmd in [
+        "rm${IFS}-rf${IFS}/",
+        "rm$IFS-rf$IFS/",
+        "rm${IFS:0:1}-rf /",
+        "r$'\\0junk'm -rf /",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}: {:?}", analyse(cmd));
+    }
 }
 
 #[test]
