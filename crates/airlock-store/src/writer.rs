@@ -127,8 +127,28 @@ impl Writer {
         mut state: State,
     ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
         // Phase 1 (database): idempotency, validation, chain heads; leaves and Lamport values
-        // are assigned in request order.
-        let mut heads: HashMap<String, (u64, Option<String>)> = HashMap::new();
+        // are assigned in request order. Lookups go in a few multi-row statements, because a
+        // statement round trip costs more than the row.
+        let valid: Vec<&str> = {
+            let mut seen = std::collections::HashSet::new();
+            reqs.iter()
+                .map(|r| &r.receipt)
+                .filter(|n| n.validate().is_ok() && seen.insert(n.request_id.as_str()))
+                .map(|n| n.request_id.as_str())
+                .collect()
+        };
+        let existing = existing_receipts(tx, &valid).await?;
+        let sessions: Vec<&str> = {
+            let mut seen = std::collections::HashSet::new();
+            reqs.iter()
+                .map(|r| &r.receipt)
+                .filter(|n| {
+                    !existing.contains_key(&n.request_id) && seen.insert(n.session.as_str())
+                })
+                .map(|n| n.session.as_str())
+                .collect()
+        };
+        let mut heads = session_heads(tx, &sessions).await?;
         let mut first_of: HashMap<&str, usize> = HashMap::new();
         let mut slots: Vec<Slot> = Vec::with_capacity(reqs.len());
         let mut fresh: Vec<Fresh> = Vec::new();
@@ -144,39 +164,17 @@ impl Writer {
                 continue;
             }
             // Idempotency: a request id already recorded yields the recorded receipt.
-            let existing: Option<String> = on_tx!(tx, c => {
-                sqlx::query("SELECT body FROM receipts WHERE request_id = $1")
-                    .bind(&n.request_id)
-                    .fetch_optional(&mut *c)
-                    .await?
-                    .map(|r| r.try_get::<String, _>(0))
-                    .transpose()?
-            });
-            if let Some(body) = existing {
+            if let Some(body) = existing.get(&n.request_id) {
                 slots.push(Slot::Done(Box::new(Ok(Receipt::parse(body.as_bytes())?))));
                 continue;
             }
-            if !heads.contains_key(&n.session) {
-                let head: Option<(i64, String)> = on_tx!(tx, c => {
-                    sqlx::query("SELECT lamport, head FROM ledger_heads WHERE session = $1")
-                        .bind(&n.session)
-                        .fetch_optional(&mut *c)
-                        .await?
-                        .map(|r| Ok::<_, sqlx::Error>((r.try_get::<i64, _>(0)?, r.try_get::<String, _>(1)?)))
-                        .transpose()?
-                });
-                let head = head.map(|(l, h)| (l as u64, Some(h))).unwrap_or((0, None));
-                heads.insert(n.session.clone(), head);
-            }
-            let lamport = heads.get(&n.session).map(|h| h.0).unwrap_or(0) + 1;
-            if let Some(h) = heads.get_mut(&n.session) {
-                h.0 = lamport;
-            }
+            let head = heads.entry(n.session.clone()).or_insert((0, None));
+            head.0 += 1;
             slots.push(Slot::Fresh(fresh.len()));
             fresh.push(Fresh {
                 req: i,
                 leaf: state.next_leaf,
-                lamport,
+                lamport: head.0,
                 sealed: None,
             });
             state.next_leaf += 1;
@@ -188,33 +186,42 @@ impl Writer {
         seal_all(&self.key, reqs, &mut fresh, &heads, &now)?;
 
         // Phase 3 (database): write the receipts in leaf order and the new chain heads.
+        let created = now_ms();
+        let mut rows = Vec::with_capacity(fresh.len());
         for f in &fresh {
             let Some((r, bytes, hash)) = &f.sealed else {
                 return Err(StoreError::Config("a receipt was not sealed".into()));
             };
-            let hash_hex = hex::encode(hash);
             let body = std::str::from_utf8(bytes).map_err(|e| StoreError::Config(e.to_string()))?;
-            on_tx!(tx, c => {
-                sqlx::query(
-                    "INSERT INTO receipts (leaf, id, request_id, session, lamport, hash, body, payload, created_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                )
-                .bind(to_i64(f.leaf))
-                .bind(&r.id)
-                .bind(&r.request_id)
-                .bind(&r.session)
-                .bind(to_i64(r.lamport))
-                .bind(&hash_hex)
-                .bind(body)
-                .bind(reqs[f.req].payload.as_deref())
-                .bind(now_ms())
-                .execute(&mut *c)
-                .await?;
-            });
-            heads.insert(r.session.clone(), (r.lamport, Some(hash_hex)));
+            rows.push((f, r, body, hex::encode(hash)));
             if let Some(log) = self.log.as_mut() {
                 log.push(*hash);
             }
+        }
+        for chunk in rows.chunks(INSERT_ROWS) {
+            let sql = format!(
+                "INSERT INTO receipts (leaf, id, request_id, session, lamport, hash, body, payload, created_ms) VALUES {}",
+                placeholders(chunk.len(), 9)
+            );
+            on_tx!(tx, c => {
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (f, r, body, hash_hex) in chunk {
+                    q = q
+                        .bind(to_i64(f.leaf))
+                        .bind(r.id.as_str())
+                        .bind(r.request_id.as_str())
+                        .bind(r.session.as_str())
+                        .bind(to_i64(r.lamport))
+                        .bind(hash_hex.as_str())
+                        .bind(*body)
+                        .bind(reqs[f.req].payload.as_deref())
+                        .bind(created);
+                }
+                q.execute(&mut *c).await?;
+            });
+        }
+        for (_, r, _, hash_hex) in &rows {
+            heads.insert(r.session.clone(), (r.lamport, Some(hash_hex.clone())));
         }
         let mut out: Vec<Result<Receipt, StoreError>> = Vec::with_capacity(slots.len());
         for slot in slots {
@@ -232,18 +239,22 @@ impl Writer {
             };
             out.push(r);
         }
-        for (session, (lamport, head)) in &heads {
-            let Some(head) = head else { continue };
+        let changed: Vec<(&String, i64, &String)> = heads
+            .iter()
+            .filter_map(|(s, (l, h))| h.as_ref().map(|h| (s, to_i64(*l), h)))
+            .collect();
+        for chunk in changed.chunks(INSERT_ROWS) {
+            let sql = format!(
+                "INSERT INTO ledger_heads (session, lamport, head) VALUES {} \
+                 ON CONFLICT (session) DO UPDATE SET lamport = excluded.lamport, head = excluded.head",
+                placeholders(chunk.len(), 3)
+            );
             on_tx!(tx, c => {
-                sqlx::query(
-                    "INSERT INTO ledger_heads (session, lamport, head) VALUES ($1, $2, $3) \
-                     ON CONFLICT (session) DO UPDATE SET lamport = excluded.lamport, head = excluded.head",
-                )
-                .bind(session)
-                .bind(to_i64(*lamport))
-                .bind(head)
-                .execute(&mut *c)
-                .await?;
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for (s, l, h) in chunk {
+                    q = q.bind(s.as_str()).bind(*l).bind(h.as_str());
+                }
+                q.execute(&mut *c).await?;
             });
         }
         self.maybe_checkpoint(tx, &mut state, false).await?;
@@ -289,6 +300,91 @@ impl Writer {
         state.checkpoint_at_ms = now_ms();
         Ok(Some(cp))
     }
+}
+
+/// Rows per multi-row statement (9 parameters each stays far below SQLite's 32,766 limit).
+const INSERT_ROWS: usize = 200;
+
+/// `($1, $2), ($3, $4)` for `rows` rows of `cols` parameters.
+fn placeholders(rows: usize, cols: usize) -> String {
+    let mut s = String::with_capacity(rows * cols * 5);
+    for r in 0..rows {
+        if r > 0 {
+            s.push_str(", ");
+        }
+        s.push('(');
+        for c in 0..cols {
+            if c > 0 {
+                s.push_str(", ");
+            }
+            s.push('$');
+            s.push_str(&(r * cols + c + 1).to_string());
+        }
+        s.push(')');
+    }
+    s
+}
+
+/// `$1, $2, …, $n`.
+fn list(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The stored bodies of the request ids already recorded.
+async fn existing_receipts(
+    tx: &mut Tx,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, StoreError> {
+    let mut out = HashMap::new();
+    for chunk in ids.chunks(INSERT_ROWS * 4) {
+        let sql = format!(
+            "SELECT request_id, body FROM receipts WHERE request_id IN ({})",
+            list(chunk.len())
+        );
+        let rows: Vec<(String, String)> = on_tx!(tx, c => {
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for id in chunk {
+                q = q.bind(*id);
+            }
+            q.fetch_all(&mut *c)
+                .await?
+                .iter()
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<Result<_, _>>()?
+        });
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+/// The chain head (Lamport value and hash) of each session that has one.
+async fn session_heads(
+    tx: &mut Tx,
+    sessions: &[&str],
+) -> Result<HashMap<String, (u64, Option<String>)>, StoreError> {
+    let mut out = HashMap::new();
+    for chunk in sessions.chunks(INSERT_ROWS * 4) {
+        let sql = format!(
+            "SELECT session, lamport, head FROM ledger_heads WHERE session IN ({})",
+            list(chunk.len())
+        );
+        let rows: Vec<(String, i64, String)> = on_tx!(tx, c => {
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for s in chunk {
+                q = q.bind(*s);
+            }
+            q.fetch_all(&mut *c)
+                .await?
+                .iter()
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<Result<_, _>>()?
+        });
+        out.extend(rows.into_iter().map(|(s, l, h)| (s, (l as u64, Some(h)))));
+    }
+    Ok(out)
 }
 
 /// Where the answer for one request of a batch comes from.
