@@ -202,3 +202,42 @@ mod props {
         }
     }
 }
+
+/// The prefilter must never hide a rule: over real corpora (when `../shared/corpora` is there),
+/// no rule's pattern may match a text, raw or normalised, that the prefilter did not wake it
+/// for. Skips on a fresh clone without the shared corpora.
+#[test]
+fn prefilter_never_hides_a_rule_on_the_corpora() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora");
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).ok();
+    let Some(itw) = read("inthewild_jailbreak/inthewild_jailbreak_llms.json") else {
+        eprintln!("skipped: no shared corpora at {}", root.display());
+        return;
+    };
+    // A fixed sample keeps this short in a debug build; AIRLOCK_PREFILTER_FULL=1 checks all.
+    let mut texts: Vec<String> = serde_json::from_str(&itw).unwrap();
+    let cap = if std::env::var_os("AIRLOCK_PREFILTER_FULL").is_some() {
+        usize::MAX
+    } else {
+        120
+    };
+    texts.truncate(cap);
+    if let Some(wg) = read("notinject/wildguard.json") {
+        let v: Vec<serde_json::Value> = serde_json::from_str(&wg).unwrap();
+        texts.extend(
+            v.iter()
+                .filter_map(|x| x["prompt"].as_str().map(str::to_string)),
+        );
+    }
+    let set = airlock_shield::builtin().unwrap().rules();
+    let mut problems = std::collections::BTreeSet::new();
+    for t in &texts {
+        let norm = airlock_shield::normalize::normalize(t);
+        for form in [t.as_str(), norm.text.as_ref()] {
+            for r in set.hidden_by_prefilter(form) {
+                problems.insert(set.rules[r].id.clone());
+            }
+        }
+    }
+    assert!(problems.is_empty(), "the prefilter hides {problems:?}");
+}
