@@ -74,6 +74,15 @@ reason_codes! {
     UnsupportedTool = "UNSUPPORTED_TOOL": "the tool is not one the analyser knows; a person should look",
     /// airlock failed internally; failing closed.
     InternalError = "INTERNAL_ERROR": "airlock failed internally and denies to stay safe",
+    // -- text flowing into the model (airlock-shield) ------------------------------------------
+    /// A user message tries to jailbreak the model.
+    TextJailbreak = "TEXT_JAILBREAK": "a message tries to talk the model out of its instructions or safety rules",
+    /// Text returned by a tool or read from a document carries instructions for the model.
+    TextInjection = "TEXT_INJECTION": "text from a tool or document carries instructions addressed to the model",
+    /// Someone may be in danger.
+    TextCrisis = "TEXT_CRISIS": "the person may be in crisis: answer with the configured crisis response",
+    /// Invisible characters or hidden markup in text the model will read.
+    HiddenText = "HIDDEN_TEXT": "the text hides content from people (invisible characters, tag characters, hidden markup)",
 }
 
 impl fmt::Display for ReasonCode {

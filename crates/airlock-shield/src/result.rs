@@ -150,3 +150,73 @@ fn flag_names<S: Serializer>(f: &Flags, s: S) -> Result<S::Ok, S::Error> {
 pub fn round3(x: f32) -> f32 {
     (x.clamp(0.0, 1.0) * 1000.0).round() / 1000.0
 }
+
+impl ScanResult {
+    /// The result in airlock's vocabulary, for policy: nothing for a clean text; otherwise one
+    /// finding per match (a crisis asks and routes, an injection in tool text denies, a
+    /// jailbreak asks), plus one for evidential flags or for the model when no rule named it.
+    pub fn findings(&self) -> Vec<airlock_core::Finding> {
+        use airlock_core::{Decision, Finding, ReasonCode, Severity, Tier};
+        if self.verdict.is_clean() {
+            return Vec::new();
+        }
+        let attack = match self.direction {
+            Direction::User => (ReasonCode::TextJailbreak, Decision::Ask, Tier::Medium),
+            Direction::Tool => (ReasonCode::TextInjection, Decision::Deny, Tier::High),
+        };
+        let mut out = Vec::new();
+        for m in &self.matches {
+            let crisis = m.rule_id.starts_with("crisis.");
+            if (crisis && !self.verdict.is_crisis()) || (!crisis && !self.verdict.is_attack()) {
+                continue;
+            }
+            let (code, decision, tier, severity) = if crisis {
+                (
+                    ReasonCode::TextCrisis,
+                    Decision::Ask,
+                    Tier::Medium,
+                    Severity::Critical,
+                )
+            } else if m.category == "hidden_text" {
+                (ReasonCode::HiddenText, attack.1, attack.2, Severity::High)
+            } else {
+                (attack.0, attack.1, attack.2, Severity::High)
+            };
+            out.push(
+                Finding::new(
+                    m.rule_id.clone(),
+                    code,
+                    decision,
+                    tier,
+                    severity,
+                    m.message.clone(),
+                )
+                .with_span(m.span)
+                .with_evidence(m.evidence.clone()),
+            );
+        }
+        if self.verdict.is_attack() {
+            for (_, cat) in self.flags.evidence() {
+                out.push(Finding::new(
+                    format!("flag.{cat}"),
+                    ReasonCode::HiddenText,
+                    Decision::Ask,
+                    Tier::Medium,
+                    Severity::Medium,
+                    "The text contains characters or markup that people cannot see.",
+                ));
+            }
+            if out.is_empty() {
+                out.push(Finding::new(
+                    "model.text",
+                    attack.0,
+                    attack.1,
+                    attack.2,
+                    Severity::Medium,
+                    "The statistical text model scores this text as an attack.",
+                ));
+            }
+        }
+        out
+    }
+}
