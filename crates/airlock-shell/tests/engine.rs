@@ -264,6 +264,15 @@ fn reasons_carry_spans_into_the_input() {
 }
 
 #[test]
+fn every_builtin_pattern_compiles() {
+    // loading only checks syntax; compilation is lazy, so prove here that none fails
+    let analyzer = airlock_shell::Analyzer::builtin().unwrap();
+    for rule in analyzer.rules().rules() {
+        rule.compile_now().unwrap();
+    }
+}
+
+#[test]
 fn policy_hash_is_stable_hex() {
     let h = airlock_shell::policy_hash();
     assert_eq!(h.len(), 64);
