@@ -65,6 +65,8 @@ reason_codes! {
     InlineCode = "INLINE_CODE": "inline interpreter code spawns processes, deletes files, uses the network or reads secrets",
     /// A write or edit to a sensitive path.
     SensitivePath = "SENSITIVE_PATH": "a write to a sensitive path (credentials, system configuration, agent configuration)",
+    /// The analysis did not finish within its time limit (the hook's deadline).
+    AnalysisTimeout = "ANALYSIS_TIMEOUT": "the analysis did not finish within its time limit",
     // -- input and protocol ---------------------------------------------------------------------
     /// Input that is not valid UTF-8.
     NotUtf8 = "NOT_UTF8": "the input is not valid UTF-8",

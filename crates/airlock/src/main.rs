@@ -43,6 +43,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cmd::hook::fast_path() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

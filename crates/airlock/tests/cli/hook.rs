@@ -206,6 +206,22 @@ fn deeply_nested_input_is_denied() {
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
 }
 
+#[cfg(unix)]
+#[test]
+fn non_utf8_hook_arguments_block_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::cargo_bin("airlock")
+        .unwrap()
+        .arg("hook")
+        .arg("--agent")
+        .arg(std::ffi::OsStr::from_bytes(b"cl\xffude"))
+        .write_stdin(claude("Read", json!({})))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
 #[test]
 fn bad_hook_command_line_blocks() {
     let (code, out, err) = hook(&["--agent", "nope"], claude("Read", json!({})));

@@ -5,5 +5,6 @@
 mod check;
 mod scan;
 mod hook;
+mod hook_shell;
 mod ledger;
 mod eval_commands;

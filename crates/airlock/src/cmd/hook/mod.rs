@@ -20,11 +20,14 @@ pub mod tools;
 
 use std::io::{IsTerminal, Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
 
 use airlock_core::ReasonCode;
 
 use answer::{Answer, EXIT_BLOCK};
-use input::{InputError, MAX_INPUT};
+use input::{InputError, MAX_INPUT, ToolCall};
 use protocol::Protocol;
 
 #[derive(clap::Args)]
@@ -54,8 +57,27 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// True when this process was started as `airlock hook …` (not `hook install`): a usage error
 /// must then block the tool call rather than exit with a code the agent reads as "go ahead".
 pub fn is_hook_invocation() -> bool {
-    let mut args = std::env::args().skip(1);
-    args.next().as_deref() == Some("hook") && args.next().as_deref() != Some("install")
+    let mut args = std::env::args_os().skip(1);
+    args.next().is_some_and(|a| a == "hook") && args.next().is_none_or(|a| a != "install")
+}
+
+/// `airlock hook` and `airlock hook --agent <name>` answered without building the whole
+/// command-line parser: hooks run once per agent action, so every microsecond of start-up
+/// counts. Anything else (help, `install`, a bad flag) returns `None` and goes through clap.
+pub fn fast_path() -> Option<u8> {
+    // `args_os`: `args` panics on an argument that is not UTF-8.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .take(4)
+        .map(|a| a.into_string().ok())
+        .collect::<Option<_>>()?;
+    let forced = match args.as_slice() {
+        [h] if h == "hook" => None,
+        [h, flag, name] if h == "hook" && flag == "--agent" => Some(Protocol::parse(name)?),
+        [h, flag] if h == "hook" => Some(Protocol::parse(flag.strip_prefix("--agent=")?)?),
+        _ => return None,
+    };
+    Some(respond(forced))
 }
 
 /// The exit code for a hook invocation whose command line could not be parsed.
@@ -94,13 +116,33 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// Decides on raw hook input. A panic anywhere inside becomes a deny with `INTERNAL_ERROR`.
+/// How long a shell command's analysis may take before the hook stops waiting and asks a person.
+/// Ordinary commands take well under a millisecond after start-up; the limit only has to stay
+/// below the agents' own hook timeouts (30 s as installed), since a timed-out hook is let through.
+pub const ANALYSIS_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Decides on raw hook input. A panic anywhere inside becomes a deny with `INTERNAL_ERROR`; a
+/// shell analysis that misses `ANALYSIS_DEADLINE` becomes an ask with `ANALYSIS_TIMEOUT`.
 pub fn decide(bytes: &[u8], forced: Option<Protocol>, home: Option<&str>) -> Answer {
+    decide_within(bytes, forced, home, ANALYSIS_DEADLINE)
+}
+
+fn decide_within(
+    bytes: &[u8],
+    forced: Option<Protocol>,
+    home: Option<&str>,
+    deadline: Duration,
+) -> Answer {
     let mut seen = forced;
     let result = catch_unwind(AssertUnwindSafe(|| match input::parse(bytes, forced) {
         Ok(call) => {
             seen = Some(call.protocol);
-            let verdict = tools::assess(&call, home);
+            let verdict = if tools::is_shell(&call) {
+                assess_with_deadline(&call, home, deadline)
+            } else {
+                Some(tools::assess(&call, home))
+            };
+            let verdict = verdict.unwrap_or_else(|| tools::timed_out(&call, deadline));
             answer::answer(call.protocol, &verdict)
         }
         Err(e) => answer::refuse(&e),
@@ -112,6 +154,37 @@ pub fn decide(bytes: &[u8], forced: Option<Protocol>, home: Option<&str>) -> Ans
             protocol: seen,
         })
     })
+}
+
+/// Runs the assessment on a worker thread and waits at most `deadline`.
+fn assess_with_deadline(
+    call: &ToolCall,
+    home: Option<&str>,
+    deadline: Duration,
+) -> Option<tools::Verdict> {
+    let owned = call.clone();
+    let home = home.map(str::to_string);
+    within(deadline, move || tools::assess(&owned, home.as_deref()))
+}
+
+/// Runs `f` on a worker thread; `None` if it has not finished after `deadline`. The worker is
+/// then abandoned: the process answers and exits, which ends it. A panic in the worker (or a
+/// failure to start it) panics here, so the caller's `catch_unwind` turns it into a deny.
+fn within<T: Send + 'static>(
+    deadline: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(v) => Some(v),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("the assessment thread ended without an answer")
+        }
+    }
 }
 
 /// Writes the answer. If stdout cannot be written, the agent would see no decision: fall back to
@@ -133,5 +206,59 @@ fn emit(a: &Answer) -> u8 {
             );
             EXIT_BLOCK
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_work_times_out_and_fast_work_does_not() {
+        let slow = within(Duration::from_millis(20), || {
+            thread::sleep(Duration::from_secs(2));
+            1
+        });
+        assert_eq!(slow, None);
+        assert_eq!(within(Duration::from_secs(5), || 2), Some(2));
+    }
+
+    #[test]
+    fn a_panicking_worker_becomes_a_panic_here() {
+        let r = catch_unwind(|| within(Duration::from_secs(5), || -> u8 { panic!("boom") }));
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn a_timed_out_shell_call_asks() {
+        let call = input::parse(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+            None,
+        )
+        .map_err(|e| e.message)
+        .unwrap_or_else(|m| panic!("{m}"));
+        let v = tools::timed_out(&call, Duration::from_millis(5000));
+        let a = answer::answer(Protocol::Claude, &v);
+        assert!(
+            a.stdout.contains(r#""permissionDecision":"ask""#),
+            "{}",
+            a.stdout
+        );
+        assert!(a.stdout.contains("ANALYSIS_TIMEOUT"), "{}", a.stdout);
+        assert!(a.stdout.contains("5000 ms"), "{}", a.stdout);
+    }
+
+    #[test]
+    fn shell_calls_still_decide_through_the_worker() {
+        let input =
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+        let a = decide(input, None, None);
+        let want = airlock_shell::analyse("ls").decision.as_str();
+        assert!(
+            a.stdout
+                .contains(&format!(r#""permissionDecision":"{want}""#)),
+            "{}",
+            a.stdout
+        );
     }
 }

@@ -77,6 +77,42 @@ pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
     }
 }
 
+/// True when the call is a shell command, the only kind whose analysis can take long (rule
+/// compilation, parsing of adversarial input).
+pub fn is_shell(call: &ToolCall) -> bool {
+    matches!(
+        kind(&call.tool.to_ascii_lowercase(), &call.args),
+        Kind::Shell
+    )
+}
+
+/// The verdict when the analysis of `call` missed its deadline: a person must look.
+pub fn timed_out(call: &ToolCall, limit: std::time::Duration) -> Verdict {
+    let subject = match command_of(&call.args) {
+        Some(cmd) => Subject::Command(cmd),
+        None => Subject::Tool,
+    };
+    let finding = Finding::new(
+        "hook.analysis_timeout",
+        ReasonCode::AnalysisTimeout,
+        Decision::Ask,
+        Tier::Medium,
+        Severity::Medium,
+        format!(
+            "the analysis of this call did not finish within {} ms, so nothing is known about \
+             it; a person must confirm it. A simpler command (fewer nested groups or \
+             substitutions) can be checked automatically",
+            limit.as_millis()
+        ),
+    )
+    .with_remediation("Read the command before approving; report it if it is ordinary.");
+    Verdict {
+        tool: call.tool.clone(),
+        subject,
+        assessment: Assessment::from_findings(vec![finding], Decision::Ask),
+    }
+}
+
 enum Kind {
     Shell,
     Write,
