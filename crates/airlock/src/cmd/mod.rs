@@ -4,9 +4,9 @@
 pub mod bench;
 pub mod check;
 pub mod eval;
-pub mod scan;
 pub mod hook;
 pub mod ledger;
+pub mod scan;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;

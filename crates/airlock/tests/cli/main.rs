@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod check;
-mod scan;
+mod eval_commands;
 mod hook;
 mod hook_shell;
 mod ledger;
-mod eval_commands;
+mod scan;

@@ -17,9 +17,9 @@ enum Suite {
 }
 
 pub mod commands;
-pub mod text;
 mod commands_score;
 mod corpus_commands;
+pub mod text;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.suite {
