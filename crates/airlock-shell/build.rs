@@ -17,7 +17,10 @@ fn main() {
     let mut out = String::from("[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         out.push_str(&format!(
             "    ({name:?}, include_str!({path:?})),\n",
             path = f.display().to_string()

@@ -1069,14 +1069,8 @@ mod tests {
             vec![Inner::Script("reboot".into())]
         );
         assert_eq!(unwrap(&v("su -- root --command reboot")), vec![]);
-        assert_eq!(
-            unwrap(&v("env -Sreboot")),
-            vec![Inner::Argv(v("reboot"))]
-        );
-        assert_eq!(
-            unwrap(&v("env -iSreboot")),
-            vec![Inner::Argv(v("reboot"))]
-        );
+        assert_eq!(unwrap(&v("env -Sreboot")), vec![Inner::Argv(v("reboot"))]);
+        assert_eq!(unwrap(&v("env -iSreboot")), vec![Inner::Argv(v("reboot"))]);
         assert_eq!(
             unwrap(&v("env -S/bin/echo reboot")),
             vec![Inner::Argv(v("/bin/echo reboot"))]
