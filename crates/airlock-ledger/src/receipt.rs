@@ -390,7 +390,11 @@ pub(crate) mod tests {
                 .seal(&k, 1, Some(sha256_hex(b"x")), 0, t.clone())
                 .is_err()
         );
-        assert!(sample("q", "s").seal(&k, 1, None, 1 << 53, t.clone()).is_err());
+        assert!(
+            sample("q", "s")
+                .seal(&k, 1, None, 1 << 53, t.clone())
+                .is_err()
+        );
         let mut bad = sample("q", "s");
         bad.args_sha256 = "nope".into();
         assert!(bad.seal(&k, 1, None, 0, t).is_err());
