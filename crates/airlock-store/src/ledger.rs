@@ -91,6 +91,7 @@ impl Ledger {
     pub async fn open(opts: &StoreOptions, config: LedgerConfig) -> Result<Ledger, StoreError> {
         keyfile::create_private_dir(&opts.data_dir)?;
         let db = Db::open(opts).await?;
+        finish_rotation(&db, &opts.data_dir).await?;
         let (key, _) = keyfile::load_or_create(&opts.data_dir, keyfile::LEDGER)?;
         let anchor = ensure_registry(&db, &opts.data_dir, &key).await?;
         let key_id = key.id().to_string();
@@ -223,6 +224,30 @@ async fn run_writer(mut w: Writer, mut rx: mpsc::Receiver<Cmd>, config: LedgerCo
             let _ = reply.send(w.checkpoint(true).await);
         }
     }
+}
+
+/// A rotation commits its registry event before it swaps `ledger.key.new` in; a process that
+/// died between the two leaves the staged key behind. If the registry knows the staged key,
+/// finish the swap; otherwise the rotation never committed and the staged key is dropped.
+async fn finish_rotation(db: &Db, data_dir: &std::path::Path) -> Result<(), StoreError> {
+    let staged_name = format!("{}.new", keyfile::LEDGER);
+    let Some(staged) = keyfile::load(data_dir, &staged_name)? else {
+        return Ok(());
+    };
+    let dir = keyfile::keys_dir(data_dir);
+    let known = db
+        .registry_events()
+        .await?
+        .iter()
+        .filter_map(|e| RegistryEvent::parse(e.as_bytes()).ok())
+        .any(|e| matches!(&e.change, KeyChange::Rotated { new_key_id, .. } if new_key_id == staged.id()));
+    if known {
+        std::fs::rename(dir.join(&staged_name), dir.join(keyfile::LEDGER))
+            .map_err(|e| StoreError::io(&dir, e))?;
+    } else {
+        std::fs::remove_file(dir.join(&staged_name)).map_err(|e| StoreError::io(&dir, e))?;
+    }
+    Ok(())
 }
 
 /// Makes sure the registry exists and holds this node's ledger key, in force now. The first

@@ -70,8 +70,15 @@ async fn contract(opts: StoreOptions) {
     ledger.close().await;
 
     // Reopen, rotate the key, append more: the whole log still verifies.
+    let keys = opts.data_dir.join("keys");
+    let old_key = std::fs::read(keys.join("ledger.key")).unwrap();
     rotate_ledger_key(&opts).await.unwrap();
+    // Simulate a crash after the rotation committed but before the new key file was swapped in:
+    // opening finishes the swap.
+    std::fs::rename(keys.join("ledger.key"), keys.join("ledger.key.new")).unwrap();
+    std::fs::write(keys.join("ledger.key"), old_key).unwrap();
     let ledger = Ledger::open(&opts, config()).await.unwrap();
+    assert!(!keys.join("ledger.key.new").exists());
     assert_eq!(ledger.anchor(), anchor);
     for i in 40..50 {
         ledger
