@@ -101,7 +101,7 @@ pub fn timed_out(call: &ToolCall, limit: std::time::Duration) -> Verdict {
         format!(
             "the analysis of this call did not finish within {} ms, so nothing is known about \
              it; a person must confirm it. A simpler command (fewer nested groups or \
-             substitutions) can be checked automatically",
+             substitutions) can be checked automatically.",
             limit.as_millis()
         ),
     )
