@@ -273,6 +273,41 @@ fn every_builtin_pattern_compiles() {
 }
 
 #[test]
+fn the_prebuilt_table_matches_the_toml_packs() {
+    use airlock_shell::rules::{BUILTIN_PACKS, RuleSet};
+    let table = RuleSet::builtin().unwrap();
+    let toml = RuleSet::from_packs(BUILTIN_PACKS.iter().copied()).unwrap();
+    assert_eq!(table.rules().len(), toml.rules().len());
+    for (a, b) in table.rules().iter().zip(toml.rules()) {
+        assert_eq!(a.id, b.id);
+        assert_eq!(
+            (a.on, a.decision, a.tier, a.severity),
+            (b.on, b.decision, b.tier, b.severity),
+            "{}",
+            a.id
+        );
+        assert_eq!(
+            (&a.pattern, &a.unless, &a.keywords),
+            (&b.pattern, &b.unless, &b.keywords),
+            "{}",
+            a.id
+        );
+        assert_eq!(
+            (&a.message, &a.remediation),
+            (&b.message, &b.remediation),
+            "{}",
+            a.id
+        );
+        assert_eq!(
+            (&a.examples, &a.counter_examples),
+            (&b.examples, &b.counter_examples),
+            "{}",
+            a.id
+        );
+    }
+}
+
+#[test]
 fn policy_hash_is_stable_hex() {
     let h = airlock_shell::policy_hash();
     assert_eq!(h.len(), 64);
