@@ -23,7 +23,19 @@ use protocol::Protocol;
 
 const HOME: Option<&str> = Some("/home/fuzz");
 
+/// libfuzzer-sys installs a panic hook that aborts on every panic, even one caught on purpose:
+/// the analyser runs brush-parser under `catch_unwind` (it panics on inputs like `~999…9`) and
+/// turns the panic into a deny. Restoring the default hook keeps such caught panics quiet
+/// findings-wise; a panic that escapes this target still aborts (libfuzzer-sys catches it).
+fn allow_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = std::panic::take_hook();
+    });
+}
+
 fuzz_target!(|data: &[u8]| {
+    allow_caught_panics();
     let forced = [
         None,
         Some(Protocol::Claude),
