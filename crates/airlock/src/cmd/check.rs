@@ -183,10 +183,10 @@ pub fn render(line: &str, a: &Assessment, explain: bool) -> String {
             if let Some(ev) = &r.evidence {
                 let _ = writeln!(s, "      matched: {ev}");
             }
-            if let Some(sp) = r.span {
-                if let Some(part) = line.get(sp.start..sp.end) {
-                    let _ = writeln!(s, "      at bytes {}..{}: {}", sp.start, sp.end, part);
-                }
+            if let Some(sp) = r.span
+                && let Some(part) = line.get(sp.start..sp.end)
+            {
+                let _ = writeln!(s, "      at bytes {}..{}: {}", sp.start, sp.end, part);
             }
             if !r.remediation.is_empty() {
                 let _ = writeln!(s, "      help: {}", r.remediation);
