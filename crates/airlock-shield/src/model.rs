@@ -158,6 +158,21 @@ pub fn bucket(h: u64) -> usize {
     (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize
 }
 
+/// For each byte: its lowercase form if it belongs to a word (letters, digits, any non-ASCII
+/// byte), else 0.
+static WORD: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b >= 0x80 {
+            t[c] = b.to_ascii_lowercase();
+        }
+        c += 1;
+    }
+    t
+};
+
 /// Calls `f(unigram_hash, bigram_hash)` for each token: runs of letters and digits (and any
 /// non-ASCII byte) lowercased, and each run of ASCII punctuation.
 pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
@@ -168,13 +183,19 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if c.is_ascii_alphanumeric() || c >= 0x80 {
+        if WORD[usize::from(c)] != 0 {
             let mut h = OFFSET;
             let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] >= 0x80) {
-                if i - start < MAX_TOKEN {
-                    h = (h ^ u64::from(b[i].to_ascii_lowercase())).wrapping_mul(PRIME);
+            let cut = (start + MAX_TOKEN).min(b.len());
+            while i < cut {
+                let l = WORD[usize::from(b[i])];
+                if l == 0 {
+                    break;
                 }
+                h = (h ^ u64::from(l)).wrapping_mul(PRIME);
+                i += 1;
+            }
+            while i < b.len() && WORD[usize::from(b[i])] != 0 {
                 i += 1;
             }
             f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);

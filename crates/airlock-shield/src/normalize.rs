@@ -66,47 +66,96 @@ pub fn normalize(input: &str) -> Normalized<'_> {
     slow(input)
 }
 
+/// Byte classes for the fast-path check.
+const OTHER: u8 = 0;
+const LETTER: u8 = 1;
+const DIGIT: u8 = 2;
+const LEET: u8 = 3;
+const BAD: u8 = 4;
+
+static CLASS: [u8; 256] = {
+    let mut t = [BAD; 256];
+    let mut c = 0x20;
+    while c < 0x7f {
+        t[c] = OTHER;
+        c += 1;
+    }
+    t[b'\n' as usize] = OTHER;
+    t[b'\r' as usize] = OTHER;
+    t[b'\t' as usize] = OTHER;
+    let mut c = b'a';
+    while c <= b'z' {
+        t[c as usize] = LETTER;
+        t[(c - 32) as usize] = LETTER;
+        c += 1;
+    }
+    let mut c = b'0';
+    while c <= b'9' {
+        t[c as usize] = DIGIT;
+        c += 1;
+    }
+    t[b'@' as usize] = LEET;
+    t[b'$' as usize] = LEET;
+    t[b'!' as usize] = LEET;
+    t[b'|' as usize] = LEET;
+    t[b'+' as usize] = LEET;
+    t
+};
+
 /// True when `b` is clean ASCII that none of the steps would change: no control characters, no
-/// digits or leet symbols glued to letters, no run of spaced-out single letters.
+/// digits or leet symbols glued to letters, no run of spaced-out single letters. Runs word by
+/// word over a byte-class table: this check sees every text.
 fn fast_path_ok(b: &[u8]) -> bool {
+    let class = |c: u8| CLASS[usize::from(c)];
+    let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
     let mut single_run = 0u8;
     let n = b.len();
-    for i in 0..n {
-        let c = b[i];
-        if c >= 0x80 || (c < 0x20 && c != b'\n' && c != b'\r' && c != b'\t') || c == 0x7f {
-            return false;
-        }
-        if c.is_ascii_alphanumeric() {
-            let prev = if i > 0 { b[i - 1] } else { b' ' };
-            let next = if i + 1 < n { b[i + 1] } else { b' ' };
-            if c.is_ascii_digit() {
-                if prev.is_ascii_alphabetic() || next.is_ascii_alphabetic() {
+    let mut i = 0;
+    while i < n {
+        match class(b[i]) {
+            OTHER => i += 1,
+            BAD => return false,
+            LEET => {
+                if i > 0 && i + 1 < n && class(b[i - 1]) == LETTER && class(b[i + 1]) == LETTER {
                     return false;
                 }
-            } else if !prev.is_ascii_alphanumeric() && !next.is_ascii_alphanumeric() {
-                // An isolated letter: four in a row separated by one character is spacing.
-                if i >= 2
-                    && is_spacer(prev)
-                    && b[i - 2].is_ascii_alphanumeric()
-                    && (i < 3 || !b[i - 3].is_ascii_alphanumeric())
-                {
-                    single_run = single_run.saturating_add(1);
-                } else {
-                    single_run = 1;
-                }
-                if single_run >= 4 {
-                    return false;
-                }
-            } else if !prev.is_ascii_alphanumeric() {
-                single_run = 0;
+                i += 1;
             }
-        } else if is_leet_symbol(c)
-            && i > 0
-            && i + 1 < n
-            && b[i - 1].is_ascii_alphabetic()
-            && b[i + 1].is_ascii_alphabetic()
-        {
-            return false;
+            _ => {
+                let start = i;
+                let (mut letters, mut digits) = (false, false);
+                while i < n {
+                    match class(b[i]) {
+                        LETTER => letters = true,
+                        DIGIT => digits = true,
+                        _ => break,
+                    }
+                    i += 1;
+                }
+                if letters && digits {
+                    return false;
+                }
+                if i - start == 1 {
+                    if letters {
+                        // An isolated letter: four in a row separated by one character is spacing.
+                        let p = start;
+                        if p >= 2
+                            && is_spacer(b[p - 1])
+                            && alnum(b[p - 2])
+                            && (p < 3 || !alnum(b[p - 3]))
+                        {
+                            single_run = single_run.saturating_add(1);
+                        } else {
+                            single_run = 1;
+                        }
+                        if single_run >= 4 {
+                            return false;
+                        }
+                    }
+                } else if letters {
+                    single_run = 0;
+                }
+            }
         }
     }
     true
@@ -114,10 +163,6 @@ fn fast_path_ok(b: &[u8]) -> bool {
 
 fn is_spacer(c: u8) -> bool {
     matches!(c, b' ' | b'.' | b'-' | b'_' | b'*' | b'/' | b'|')
-}
-
-fn is_leet_symbol(c: u8) -> bool {
-    matches!(c, b'@' | b'$' | b'!' | b'|' | b'+')
 }
 
 /// Characters that render as nothing and are stripped.

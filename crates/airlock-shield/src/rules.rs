@@ -2,11 +2,16 @@
 //! literal keywords that any match must contain (the Aho-Corasick prefilter), one regular
 //! expression, a weight, and examples that must and must not match (checked by tests, and at
 //! load time for user-supplied rule files through [`RuleSet::check_examples`]).
+//!
+//! A keyword hit wakes its rules, and each woken rule's regex runs only on a window around the
+//! hit as wide as the rule's [`reach`](crate::reach) (overlapping windows of one rule merged), so
+//! common keywords cost a short search each rather than a pass over the whole text.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::reach::{reach, stretch, window_in};
 use crate::{Direction, Error};
 
 /// The rule files shipped with airlock, by file name.
@@ -31,6 +36,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
 
 /// The prefilter keeps its woken set in a fixed bit array of this many rules.
 pub const MAX_RULES: usize = 512;
+/// At most this many matches of one rule are reported per text.
+const MAX_PER_RULE: u8 = 4;
 
 /// What a rule detects, which decides the verdict it pushes towards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -79,6 +86,8 @@ pub struct Rule {
     pub category: String,
     pub message: String,
     pub weight: f32,
+    /// How far (in characters) a match can reach from its keyword.
+    pub reach: usize,
     user: bool,
     tool: bool,
     regex: Regex,
@@ -164,13 +173,16 @@ impl RuleSet {
                     category: spec.category,
                     message: spec.message,
                     weight: spec.weight,
+                    reach: reach(&spec.pattern),
                     regex,
                     must_match: spec.must_match,
                     not_match: spec.not_match,
                 });
             }
         }
+        // A DFA: the overlapping search runs over every text, several times faster than the NFA.
         let prefilter = AhoCorasickBuilder::new()
+            .kind(Some(AhoCorasickKind::DFA))
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .build(&keywords)
@@ -190,38 +202,87 @@ impl RuleSet {
         })
     }
 
-    /// Runs the prefilter then the woken rules over `text`, calling `hit` for each match (at
-    /// most a few per rule). Allocates nothing when no keyword occurs.
+    /// Runs the prefilter, then each woken rule on the windows around its keyword hits, calling
+    /// `hit` for each match (at most four per rule), rule by rule in rule order. Allocates
+    /// nothing when no rule matches.
     pub fn scan(&self, text: &str, dir: Direction, mut hit: impl FnMut(Hit)) {
-        let mut woken = [0u64; MAX_RULES / 64];
-        let mut any = false;
+        let n = self.rules.len().min(MAX_RULES);
+        // Per rule: the pending window (start, end) not yet searched, and matches found so far.
+        let mut pending = [(u32::MAX, 0u32); MAX_RULES];
+        let mut found = [0u8; MAX_RULES];
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut spread: Option<Option<usize>> = None;
         for m in self.prefilter.find_overlapping_iter(text) {
-            if !self.at_word_start(text, m.pattern().as_usize(), m.start()) {
+            let k = m.pattern().as_usize();
+            if !self.at_word_start(text, k, m.start()) {
                 continue;
             }
-            for &r in &self.keyword_rules[m.pattern().as_usize()] {
+            for &r in &self.keyword_rules[k] {
                 let r = usize::from(r);
-                if r < MAX_RULES {
-                    woken[r / 64] |= 1 << (r % 64);
-                    any = true;
+                if r >= n || found[r] >= MAX_PER_RULE || !self.rules[r].applies(dir) {
+                    continue;
+                }
+                let st = *spread.get_or_insert_with(|| stretch(text));
+                let (s, e) = window_in(text, st, m.start(), m.end(), self.rules[r].reach);
+                let (s, e) = (s as u32, e as u32);
+                let (ps, pe) = pending[r];
+                if ps == u32::MAX {
+                    pending[r] = (s, e);
+                } else if s <= pe {
+                    pending[r] = (ps.min(s), pe.max(e));
+                } else {
+                    self.search(text, r, ps as usize, pe as usize, &mut found[r], &mut hits);
+                    pending[r] = (s, e);
                 }
             }
         }
-        if !any {
-            return;
-        }
-        for (r, rule) in self.rules.iter().enumerate() {
-            if r >= MAX_RULES || woken[r / 64] & (1 << (r % 64)) == 0 || !rule.applies(dir) {
-                continue;
-            }
-            for m in rule.regex.find_iter(text).take(4) {
-                hit(Hit {
-                    rule: r,
-                    start: m.start(),
-                    end: m.end(),
-                });
+        for r in 0..n {
+            let (ps, pe) = pending[r];
+            if ps != u32::MAX && found[r] < MAX_PER_RULE {
+                self.search(text, r, ps as usize, pe as usize, &mut found[r], &mut hits);
             }
         }
+        hits.sort_by_key(|h| (h.rule, h.start));
+        for h in hits {
+            hit(h);
+        }
+    }
+
+    /// Searches rule `r` in `text[s..e]` (with the text before `s` as context for `\b`).
+    fn search(&self, text: &str, r: usize, s: usize, e: usize, found: &mut u8, out: &mut Vec<Hit>) {
+        let hay = &text[..e];
+        let mut at = s;
+        while *found < MAX_PER_RULE && at <= e {
+            let Some(m) = self.rules[r].regex.find_at(hay, at) else {
+                break;
+            };
+            out.push(Hit {
+                rule: r,
+                start: m.start(),
+                end: m.end(),
+            });
+            *found += 1;
+            at = if m.end() > m.start() {
+                m.end()
+            } else {
+                hay[m.end()..]
+                    .chars()
+                    .next()
+                    .map_or(e + 1, |c| m.end() + c.len_utf8())
+            };
+        }
+    }
+
+    /// True when the scan of `text` finds rule `r` (in a direction the rule applies to).
+    pub fn finds(&self, text: &str, r: usize) -> bool {
+        [Direction::User, Direction::Tool]
+            .into_iter()
+            .filter(|&d| self.rules[r].applies(d))
+            .any(|d| {
+                let mut yes = false;
+                self.scan(text, d, |h| yes |= h.rule == r);
+                yes
+            })
     }
 
     /// True when the prefilter wakes rule `r` for `text`.
@@ -238,14 +299,11 @@ impl RuleSet {
 }
 
 impl RuleSet {
-    /// True when rule `r` matches `text` (raw or normalised) with the prefilter waking it on the
-    /// same form: the check that the prefilter never hides a rule's examples.
+    /// True when the scan finds rule `r` in `text` (raw or normalised), through the prefilter
+    /// and the keyword windows: the check that neither hides a rule's examples.
     pub fn example_matches(&self, r: usize, text: &str) -> bool {
         let norm = crate::normalize::normalize(text);
-        let rule = &self.rules[r];
-        [text, norm.text.as_ref()]
-            .iter()
-            .any(|t| rule.regex.is_match(t) && self.prefilter_wakes(t, r))
+        [text, norm.text.as_ref()].iter().any(|t| self.finds(t, r))
     }
 
     /// True when rule `r`'s pattern matches `text` in any form, prefilter or not.
@@ -281,11 +339,11 @@ impl RuleSet {
         }
     }
 
-    /// Rule indices whose pattern matches `text` although the prefilter did not wake them
-    /// (must always be empty; the eval and tests run it over whole corpora).
+    /// Rule indices whose pattern matches `text` although the scan (prefilter and keyword
+    /// windows) does not find them (must always be empty; the tests run it over real corpora).
     pub fn hidden_by_prefilter(&self, text: &str) -> Vec<usize> {
         (0..self.rules.len())
-            .filter(|&r| self.rules[r].regex.is_match(text) && !self.prefilter_wakes(text, r))
+            .filter(|&r| self.rules[r].regex.is_match(text) && !self.finds(text, r))
             .collect()
     }
 }
