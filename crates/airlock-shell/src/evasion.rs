@@ -58,6 +58,69 @@ pub fn scan_raw(s: &str) -> RawFlags {
     f
 }
 
+/// The delimiter of the first `<<` / `<<-` heredoc whose end line never comes, if any. A cheap,
+/// deliberately loose reading (quotes around the delimiter are dropped; `<<<` is a here-string):
+/// it only decides whether the parser may see the text.
+pub fn unterminated_heredoc(s: &str) -> Option<String> {
+    if !s.contains("<<") {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(off) = s[i..].find("<<") {
+        let at = i + off;
+        let mut j = at + 2;
+        // `<<` inside `((…))` or `$((…))` is a left shift
+        let before = &s[..at];
+        if before.matches("((").count() > before.matches("))").count() {
+            i = j;
+            continue;
+        }
+        if b.get(j) == Some(&b'<') {
+            // here-string
+            i = j + 1;
+            continue;
+        }
+        let strip_tabs = b.get(j) == Some(&b'-');
+        if strip_tabs {
+            j += 1;
+        }
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        let start = j;
+        while j < b.len()
+            && !matches!(
+                b[j],
+                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+            )
+        {
+            j += 1;
+        }
+        let word: String = s[start..j]
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        if word.is_empty() {
+            return Some(String::new());
+        }
+        let rest = &s[j..];
+        let closed = rest.lines().skip(1).any(|line| {
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            line == word || line.strip_suffix('\r') == Some(&word)
+        });
+        if !closed {
+            return Some(word);
+        }
+        i = j;
+    }
+    None
+}
+
 /// bash starts a comment only where a word starts; brush-parser 0.4 also takes a `#` right
 /// after `)` inside a word (`<(x)#y; reboot`, `a=(x)#y; reboot`) as a comment and loses what
 /// follows. Returns the line with every such `#` outside quotes replaced by `_`, so the walker
@@ -205,6 +268,20 @@ mod tests {
             Some("a=(SAFE)_x; reboot")
         );
         assert_eq!(midword_hash_variant("ls # comment"), None);
+    }
+
+    #[test]
+    fn finds_unterminated_heredocs() {
+        assert_eq!(unterminated_heredoc("cat <<EOF\nx\nEOF"), None);
+        assert_eq!(unterminated_heredoc("cat <<-'EOF'\n\tx\n\tEOF\n"), None);
+        assert_eq!(unterminated_heredoc("cat <<< 'x'"), None);
+        assert_eq!(unterminated_heredoc("cat <<EOF\nx").as_deref(), Some("EOF"));
+        assert_eq!(unterminated_heredoc("$( <<-x").as_deref(), Some("x"));
+        assert_eq!(unterminated_heredoc("echo $((1<<2))"), None);
+        assert_eq!(
+            unterminated_heredoc("(( x = 1 << 3 )); cat <<E\ny").as_deref(),
+            Some("E")
+        );
     }
 
     #[test]

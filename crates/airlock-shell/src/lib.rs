@@ -111,8 +111,19 @@ impl Analyzer {
                 "",
             );
         }
-        let clean: std::borrow::Cow<str> = if raw.nul {
-            command.replace('\0', " ").into()
+        // control characters are already a finding; the parser sees spaces in their place
+        let clean: std::borrow::Cow<str> = if raw.nul || raw.control.is_some() {
+            command
+                .chars()
+                .map(|c| {
+                    if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect::<String>()
+                .into()
         } else {
             command.into()
         };

@@ -22,6 +22,8 @@ use crate::word::{self, Env, Expanded};
 
 /// How deep wrappers, substitutions and nested scripts are followed.
 pub const MAX_DEPTH: usize = 12;
+/// Deepest bracket nesting handed to the parser.
+pub const MAX_BRACKETS: usize = 12;
 /// How many commands one line may contain before analysis stops.
 pub const MAX_COMMANDS: usize = 4096;
 /// Evidence strings are cut to this many bytes.
@@ -151,8 +153,23 @@ impl<'a> Walker<'a> {
             self.too_deep(script);
             return Stage::default();
         }
-        if max_nesting(script) > 64 {
+        // brush-parser 0.4 takes exponential time on deeply nested brackets (9.8 s at 28) and
+        // can exhaust memory on unterminated heredocs: neither reaches it
+        if max_nesting(script) > MAX_BRACKETS {
             self.too_deep(script);
+            return Stage::default();
+        }
+        if let Some(delim) = crate::evasion::unterminated_heredoc(script) {
+            if !self.quiet_parse_errors {
+                self.engine(
+                    "parse_error",
+                    ReasonCode::ParseError,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("a heredoc's end marker `{}` never appears on a line of its own, so the command cannot be analysed; a person must look. Close the heredoc or write the content to a file first.", delim.escape_debug()),
+                    "Read the command yourself before approving: it did not parse as shell.",
+                    script,
+                );
+            }
             return Stage::default();
         }
         let opts = self.opts.clone();

@@ -243,6 +243,14 @@ fn limits_ask_instead_of_crashing() {
     let many = "true; ".repeat(5000);
     assert!(analyse(&many).decision >= Decision::Ask);
 
+    // fuzz finds: exponential parse time on nested brackets, memory blow-up on unterminated
+    // heredocs in brush-parser 0.4; both must answer quickly with at least ask
+    let nested = "{".to_string() + &"(".repeat(40) + "," + &"(".repeat(30);
+    assert!(analyse(&nested).decision >= Decision::Ask);
+    let heredocs = ".env.777777778<787\x04\x04\x0c\x04\x04\x04\x04($\t\t\t\x04\x04\t\t\t\x08\t\t\t\t<<-\t\t\t\t\t\r\t\t\tca\x04\x08\t\t\t\x04\x04\x04\t<<-\t";
+    assert!(analyse(heredocs).decision >= Decision::Ask);
+    assert_eq!(analyse("echo $((1<<2))").decision, Decision::Allow);
+
     // brush-parser 0.4 panics on these; they must become parse errors, not crashes
     for cmd in ["echo 99999999999>x", "echo ~99999999999999999999"] {
         let a = analyse(cmd);
