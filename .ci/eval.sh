@@ -9,8 +9,8 @@ corpora=$2
 # tirith and Hermes yet, see the known misses there.
 "$bin" eval commands --corpora "$corpora" --misses 10 \
   --min-recall 0.97 --max-benign-asked 0.02 \
-  --min-recall-for tirith=0.75 --max-benign-asked-for tirith=0.09 \
-  --min-recall-for hermes=0.80 --max-benign-asked-for hermes=0.04
+  --min-recall-for tirith=0.88 --max-benign-asked-for tirith=0.06 \
+  --min-recall-for hermes=0.82 --max-benign-asked-for hermes=0.04
 
 # Text scanner (docs/evaluation.md, "Text scanner"): held-out splits only; floors in the file.
 "$bin" eval text --corpora "$corpora" --floors crates/airlock-shield/eval-floors.toml

@@ -95,8 +95,17 @@ pub fn unterminated_heredoc(s: &str) -> Option<String> {
                 b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
             )
         {
+            // a quoted part of the delimiter may hold blanks: `<<"END OF"`
+            if matches!(b[j], b'\'' | b'"') {
+                let q = b[j];
+                j += 1;
+                while j < b.len() && b[j] != q {
+                    j += 1;
+                }
+            }
             j += 1;
         }
+        let j = j.min(b.len());
         let word: String = s[start..j]
             .chars()
             .filter(|c| !matches!(c, '\'' | '"' | '\\'))
@@ -275,6 +284,10 @@ mod tests {
         assert_eq!(unterminated_heredoc("cat <<EOF\nx\nEOF"), None);
         assert_eq!(unterminated_heredoc("cat <<-'EOF'\n\tx\n\tEOF\n"), None);
         assert_eq!(unterminated_heredoc("cat <<< 'x'"), None);
+        assert_eq!(
+            unterminated_heredoc("python3 << \"EOF SPACE\"\nprint(1)\nEOF SPACE"),
+            None
+        );
         assert_eq!(unterminated_heredoc("cat <<EOF\nx").as_deref(), Some("EOF"));
         assert_eq!(unterminated_heredoc("$( <<-x").as_deref(), Some("x"));
         assert_eq!(unterminated_heredoc("echo $((1<<2))"), None);

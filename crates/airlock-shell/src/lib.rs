@@ -111,13 +111,14 @@ impl Analyzer {
                 "",
             );
         }
-        // control characters are already a finding; the parser sees spaces in their place
+        // control characters are already a finding; bash keeps them inside words (`a\x0b#b` is
+        // one word, not a comment), so the parser sees an ordinary word character instead
         let clean: std::borrow::Cow<str> = if raw.nul || raw.control.is_some() {
             command
                 .chars()
                 .map(|c| {
                     if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
-                        ' '
+                        '_'
                     } else {
                         c
                     }

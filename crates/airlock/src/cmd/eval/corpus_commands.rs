@@ -437,9 +437,17 @@ fn load_tirith(dir: &Path, skipped: &mut Skipped) -> Result<Vec<Case>> {
     }
     let mut out = Vec::new();
     for f in files(&root, ".toml")? {
+        // output.toml holds tool and terminal output (ANSI logs, prose with injected
+        // instructions) checked before it reaches a model: the text scanner's ground, not
+        // command lines
+        let is_output = f.file_name().is_some_and(|n| n == "output.toml");
         let parsed: TirithFile =
             toml::from_str(&read(&f)?).with_context(|| format!("{}: invalid TOML", f.display()))?;
         for fx in parsed.fixture {
+            if is_output {
+                skipped.add("tirith: tool or terminal output (output.toml), not a command line");
+                continue;
+            }
             if fx.context != "exec" {
                 skipped.add("tirith: paste or file context, not a command line");
                 continue;
