@@ -36,18 +36,22 @@ static RUN_BYTE: [bool; 256] = {
 pub fn may_contain_encoding(b: &[u8]) -> bool {
     let mut run = 0usize;
     let mut pct = 0usize;
+    // Only a run holding a '3' or ending in 'r' can announce rot13: the rest skip the check.
+    let mut saw3 = false;
     for (i, &c) in b.iter().enumerate() {
         if RUN_BYTE[usize::from(c)] {
             run += 1;
+            saw3 |= c == b'3';
             if run >= MIN_BASE64.min(MIN_HEX) {
                 return true;
             }
             continue;
         }
-        if run > 0 && rot13_hint_at(b, i - run, i) {
+        if run > 0 && (saw3 || b[i - 1] | 0x20 == b'r') && rot13_hint_at(b, i - run, i) {
             return true;
         }
         run = 0;
+        saw3 = false;
         if c == b'%'
             && i + 2 < b.len()
             && b[i + 1].is_ascii_hexdigit()
@@ -65,27 +69,21 @@ pub fn may_contain_encoding(b: &[u8]) -> bool {
     run > 0 && rot13_hint_at(b, b.len() - run, b.len())
 }
 
-/// True when the run of base64-alphabet bytes `b[s..e]` announces rot13: "rot13", "rot-13",
-/// "13" after "rot ", or "caesar" before " cipher". Checked once per run, so it costs nothing
-/// on prose.
+/// True when the run of base64-alphabet bytes `b[s..e]` announces rot13: it holds "rot13" or
+/// "rot-13", starts with "13" after "rot ", or ends with "caesar" before " cipher" (the same
+/// texts a substring search finds). Checked once per run, so it costs nothing on prose.
 fn rot13_hint_at(b: &[u8], s: usize, e: usize) -> bool {
     let run = &b[s..e];
-    match run.len() {
-        5 => run.eq_ignore_ascii_case(b"rot13"),
-        6 => {
-            run.eq_ignore_ascii_case(b"rot-13")
-                || (run.eq_ignore_ascii_case(b"caesar")
-                    && b.get(e..e + 7)
-                        .is_some_and(|w| w.eq_ignore_ascii_case(b" cipher")))
-        }
-        2 => {
-            run == b"13"
-                && s >= 4
-                && b[s - 4..s].eq_ignore_ascii_case(b"rot ")
-                && (s == 4 || !RUN_BYTE[usize::from(b[s - 5])])
-        }
-        _ => false,
-    }
+    let has = |needle: &[u8]| {
+        run.windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+    };
+    (run.len() >= 5 && (has(b"rot13") || has(b"rot-13")))
+        || (run.starts_with(b"13") && s >= 4 && b[s - 4..s].eq_ignore_ascii_case(b"rot "))
+        || (run.len() >= 6
+            && run[run.len() - 6..].eq_ignore_ascii_case(b"caesar")
+            && b.get(e..e + 7)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b" cipher")))
 }
 
 fn has_rot13_hint(b: &[u8]) -> bool {
@@ -321,7 +319,10 @@ mod tests {
             assert!(has_rot13_hint(t.as_bytes()), "{t}");
             assert!(may_contain_encoding(t.as_bytes()), "{t}");
         }
-        for t in ["protect 13 rot", "caesar salad", "carrot 13"] {
+        for t in ["Rot13Cipher", "carrot 13", "juliuscaesar cipher"] {
+            assert!(has_rot13_hint(t.as_bytes()), "{t}");
+        }
+        for t in ["protect 13 rot", "caesar salad", "rot 31"] {
             assert!(!has_rot13_hint(t.as_bytes()), "{t}");
         }
     }
