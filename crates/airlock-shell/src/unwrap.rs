@@ -667,26 +667,32 @@ fn su_command(argv: &[String]) -> Option<String> {
             i += 1;
             continue;
         }
-        if a.starts_with('-') && a.len() > 1 {
-            for (k, ch) in a.char_indices().skip(1) {
-                if "cgGswu".contains(ch) {
-                    let attached = &a[k + ch.len_utf8()..];
-                    let v = if attached.is_empty() {
-                        i += 1;
-                        argv.get(i).cloned()
-                    } else {
-                        Some(attached.to_string())
-                    };
-                    if ch == 'c' {
-                        cmd = v;
-                    }
-                    break;
-                }
-            }
+        if a.starts_with('-')
+            && a.len() > 1
+            && let Some(('c', v)) = cluster_value(argv, &mut i, "cgGswu")
+        {
+            cmd = v;
         }
         i += 1;
     }
     cmd
+}
+
+/// In a short-option cluster (`-lc CMD`, `-iSvalue`), the first option that takes a value
+/// (one of `takes`) and its value: the rest of the cluster, or else the next argument, in which
+/// case `i` moves onto it.
+fn cluster_value(argv: &[String], i: &mut usize, takes: &str) -> Option<(char, Option<String>)> {
+    let a = argv.get(*i)?;
+    let (k, ch) = a
+        .char_indices()
+        .skip(1)
+        .find(|(_, ch)| takes.contains(*ch))?;
+    let attached = &a[k + ch.len_utf8()..];
+    if attached.is_empty() {
+        *i += 1;
+        return Some((ch, argv.get(*i).cloned()));
+    }
+    Some((ch, Some(attached.to_string())))
 }
 
 /// What `env` runs: options stop at the first operand; `NAME=VALUE` operands are skipped;
@@ -748,19 +754,11 @@ fn env_operands(argv: &[String], nesting: usize) -> Option<Inner> {
             continue;
         }
         if a.starts_with('-') && a.len() > 1 {
-            for (k, ch) in a.char_indices().skip(1) {
-                if "uCSa".contains(ch) {
-                    let attached = &a[k + ch.len_utf8()..];
-                    let v = if attached.is_empty() {
-                        i += 1;
-                        argv.get(i).cloned()?
-                    } else {
-                        attached.to_string()
-                    };
-                    if ch == 'S' {
-                        return split_string(&v, argv, i + 1, nesting);
-                    }
-                    break;
+            if let Some((ch, v)) = cluster_value(argv, &mut i, "uCSa") {
+                // an option missing its value makes env fail before running anything
+                let v = v?;
+                if ch == 'S' {
+                    return split_string(&v, argv, i + 1, nesting);
                 }
             }
             i += 1;
