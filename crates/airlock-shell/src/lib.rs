@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
+pub mod argv;
 pub mod canon;
 pub mod evasion;
 pub mod inline;
@@ -19,10 +20,32 @@ pub mod unwrap;
 mod walk;
 pub mod word;
 
+pub use argv::simple_argv;
 pub use rules::{RuleError, RuleSet, Target};
 
 /// Lines longer than this are not analysed (asked instead).
 pub const MAX_INPUT: usize = 64 * 1024;
+
+/// One command the walk found, as policy rules see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// The canonical text rules match on (program base name, expanded words, quoted).
+    pub text: String,
+    /// The command is on the known read-only list.
+    pub read_only: bool,
+    /// A transparent wrapper (`nice`, `timeout`, `env`, `xargs`…): what it runs is listed too.
+    pub wrapper: bool,
+}
+
+/// The assessment plus every command found, for policy rules over analysed commands.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub assessment: Assessment,
+    pub commands: Vec<Ran>,
+    /// False when some commands may be missing from `commands` (too many, too deep, unparsable
+    /// or not analysed): a policy must not allow a line on the strength of `commands` then.
+    pub complete: bool,
+}
 
 /// A compiled analyser: rule packs plus the walker's configuration.
 #[derive(Debug)]
@@ -56,15 +79,24 @@ impl Analyzer {
     /// Analyses with the keyword prefilter on or off (off tries every rule: used to prove the
     /// prefilter hides nothing).
     pub fn analyse_with(&self, command: &str, prefilter: bool) -> Assessment {
+        self.analyse_full(command, prefilter).assessment
+    }
+
+    /// Analyses one command line and also returns the commands found in it.
+    pub fn analyse_full(&self, command: &str, prefilter: bool) -> Analysis {
         match catch_unwind(AssertUnwindSafe(|| self.analyse_inner(command, prefilter))) {
             Ok(a) => a,
-            Err(_) => internal_error("the analyser failed on this input"),
+            Err(_) => Analysis {
+                assessment: internal_error("the analyser failed on this input"),
+                commands: Vec::new(),
+                complete: false,
+            },
         }
     }
 
-    fn analyse_inner(&self, command: &str, prefilter: bool) -> Assessment {
+    fn analyse_inner(&self, command: &str, prefilter: bool) -> Analysis {
         if command.len() > MAX_INPUT {
-            return Assessment::from_findings(
+            let assessment = Assessment::from_findings(
                 vec![Finding::new(
                     "engine.too_large",
                     ReasonCode::InputTooLarge,
@@ -79,6 +111,11 @@ impl Analyzer {
                 .with_remediation("Read the whole command before approving; it was not analysed.")],
                 Decision::Ask,
             );
+            return Analysis {
+                assessment,
+                commands: Vec::new(),
+                complete: false,
+            };
         }
         let mut w = walk::Walker::new(&self.rules, prefilter, command);
         let raw = evasion::scan_raw(command);
@@ -174,7 +211,25 @@ impl Analyzer {
                 );
             }
         }
-        Assessment::from_findings(std::mem::take(&mut w.findings), Decision::Allow)
+        // anything short of a clean, fully walked line may hide commands from the list
+        let complete = w.ran.len() < walk::MAX_RAN
+            && !w.findings.iter().any(|f| {
+                matches!(
+                    f.code,
+                    ReasonCode::ParseError
+                        | ReasonCode::NestingTooDeep
+                        | ReasonCode::DecodedPayload
+                        | ReasonCode::AnalysisTimeout
+                        | ReasonCode::DynamicCode
+                        | ReasonCode::InternalError
+                )
+            });
+        let commands = std::mem::take(&mut w.ran);
+        Analysis {
+            assessment: Assessment::from_findings(std::mem::take(&mut w.findings), Decision::Allow),
+            commands,
+            complete,
+        }
     }
 }
 

@@ -28,6 +28,8 @@ pub const MAX_BRACKETS: usize = 12;
 pub const MAX_COMMANDS: usize = 4096;
 /// Evidence strings are cut to this many bytes.
 const MAX_EVIDENCE: usize = 240;
+/// Commands kept for policy rules; a line with more is judged on its findings alone.
+pub const MAX_RAN: usize = 256;
 
 /// What a pipeline stage does, for pipeline-level checks.
 #[derive(Debug, Default, Clone)]
@@ -58,6 +60,8 @@ pub struct Walker<'a> {
     env: Env,
     pub all_read_only: bool,
     pub unknown: Vec<String>,
+    /// Every command the walk found, outermost wrapper first (for policy rules).
+    pub ran: Vec<crate::Ran>,
     commands: usize,
     saw_async: bool,
     origin: Option<Span>,
@@ -88,6 +92,7 @@ impl<'a> Walker<'a> {
             env: Env::new(),
             all_read_only: true,
             unknown: Vec::new(),
+            ran: Vec::new(),
             commands: 0,
             saw_async: false,
             origin: None,
@@ -736,7 +741,15 @@ impl<'a> Walker<'a> {
                 name.as_str(),
                 "sudo" | "doas" | "su" | "runuser" | "chroot" | "ssh"
             );
-        if !transparent && !readonly::is_read_only(&argv) {
+        let read_only = readonly::is_read_only(&argv);
+        if self.ran.len() < MAX_RAN {
+            self.ran.push(crate::Ran {
+                text: text.clone(),
+                read_only,
+                wrapper: transparent,
+            });
+        }
+        if !transparent && !read_only {
             self.all_read_only = false;
             if !matched && self.unknown.len() < 8 && !self.unknown.contains(&name) {
                 self.unknown.push(name.clone());

@@ -352,3 +352,38 @@ proptest! {
         prop_assert!(wrapped >= plain, "{}{} => {:?} < {:?}", wrap, cmd, wrapped, plain);
     }
 }
+
+#[test]
+fn analysis_lists_the_commands_it_found() {
+    let a = airlock_shell::Analyzer::builtin().unwrap();
+    let r = a.analyse_full("sudo nice git push origin main && ls -la | wc -l", true);
+    let texts: Vec<&str> = r.commands.iter().map(|c| c.text.as_str()).collect();
+    assert!(texts.contains(&"git push origin main"), "{texts:?}");
+    assert!(texts.contains(&"ls -la"), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("sudo ")), "{texts:?}");
+    let nice = r
+        .commands
+        .iter()
+        .find(|c| c.text.starts_with("nice "))
+        .unwrap();
+    assert!(nice.wrapper);
+    assert!(
+        r.commands
+            .iter()
+            .find(|c| c.text == "ls -la")
+            .unwrap()
+            .read_only
+    );
+    assert!(r.complete);
+    // what cannot be analysed is never a complete list
+    assert!(
+        !a.analyse_full("echo cm0gLXJmIH4= | base64 -d | sh", true)
+            .complete
+    );
+    assert!(!a.analyse_full("$CMD --force", true).complete);
+    assert!(!a.analyse_full("echo 'unterminated", true).complete);
+    assert!(
+        !a.analyse_full(&"x".repeat(airlock_shell::MAX_INPUT + 1), true)
+            .complete
+    );
+}
