@@ -85,6 +85,30 @@ reason_codes! {
     TextCrisis = "TEXT_CRISIS": "the person may be in crisis: answer with the configured crisis response",
     /// Invisible characters or hidden markup in text the model will read.
     HiddenText = "HIDDEN_TEXT": "the text hides content from people (invisible characters, tag characters, hidden markup)",
+
+    // -- policy ----------------------------------------------------------------------------------
+    /// A rule of a policy file decided.
+    PolicyRule = "POLICY_RULE": "a rule of a policy file (built-in, user, project or managed layer) decided",
+    /// A tool no policy layer declares (default deny for tools).
+    ToolUndeclared = "TOOL_UNDECLARED": "the tool is not declared by any policy layer, so it is denied",
+    /// Tool arguments that fail the pinned JSON Schema (unknown fields included).
+    SchemaViolation = "SCHEMA_VIOLATION": "the tool's arguments do not match its pinned JSON Schema",
+    /// A tool that requires a schema has none that airlock can use.
+    SchemaMissing = "SCHEMA_MISSING": "the tool requires an argument schema, and none is configured or it cannot be compiled",
+    /// The schema's content hash differs from the hash pinned in the policy.
+    SchemaPinMismatch = "SCHEMA_PIN_MISMATCH": "the tool's schema does not have the SHA-256 pinned in the policy",
+    /// A tool's output no longer matches its declared output schema.
+    OutputSchemaDrift = "OUTPUT_SCHEMA_DRIFT": "the tool's output does not match its declared output schema",
+    /// The action goes beyond the side-effect profile of the agent or session.
+    ProfileViolation = "PROFILE_VIOLATION": "the action goes beyond the agent's or session's side-effect profile",
+    /// The risk score reached the channel's threshold.
+    RiskThreshold = "RISK_THRESHOLD": "the action's risk score reached the channel's threshold for asking a person",
+    /// A support action in crisis mode: never gated.
+    CrisisSupport = "CRISIS_SUPPORT": "a crisis support action (showing crisis resources), which is never gated",
+    /// A decision action in crisis mode: always needs a person.
+    CrisisDecision = "CRISIS_DECISION": "a decision taken for a person in crisis (contacting someone, sharing a location, ending the conversation) needs a person",
+    /// The policy files could not be loaded.
+    PolicyError = "POLICY_ERROR": "the policy files could not be loaded or are invalid, so airlock denies",
 }
 
 impl fmt::Display for ReasonCode {
