@@ -109,6 +109,19 @@ reason_codes! {
     CrisisDecision = "CRISIS_DECISION": "a decision taken for a person in crisis (contacting someone, sharing a location, ending the conversation) needs a person",
     /// The policy files could not be loaded.
     PolicyError = "POLICY_ERROR": "the policy files could not be loaded or are invalid, so airlock denies",
+    // -- capabilities (airlock-grants) --------------------------------------------------------
+    /// An active grant covered the action and one of its uses was counted.
+    GrantUsed = "GRANT_USED": "an active grant covered the action and one of its uses was counted",
+    /// A grant's scope is wider than airlock grants without the admin layer's permission.
+    GrantScopeTooBroad = "GRANT_SCOPE_TOO_BROAD": "the grant's scope is too broad (a shell, interpreter, wrapper, inline code or wildcard)",
+    /// A forwarded grant would be wider than the grant it derives from.
+    DelegationScopeViolation = "DELEGATION_SCOPE_VIOLATION": "a forwarded grant would cover more, last longer or allow more uses than its parent",
+    /// The grant exists but cannot be used or forwarded now.
+    GrantNotUsable = "GRANT_NOT_USABLE": "the grant is proposed, revoked, expired or used up (or one of its ancestors is)",
+    /// No grant has this id.
+    GrantNotFound = "GRANT_NOT_FOUND": "no grant has this id",
+    /// A grant request or a stored grant is malformed.
+    GrantInvalid = "GRANT_INVALID": "the grant request or stored grant is malformed",
 }
 
 impl fmt::Display for ReasonCode {
