@@ -1,0 +1,26 @@
+//! airlock's policy engine: turns an action and the findings of the built-in inspection into a
+//! decision a team can configure. A policy is a stack of TOML layers (built-in < user <
+//! project, plus a managed admin layer whose ceilings nothing below lifts); tools are denied
+//! unless declared, and declared tools may pin a JSON Schema for their arguments. The effective
+//! policy has a content hash that goes into every receipt. See `docs/policy.md`.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod claude;
+mod error;
+pub mod eval;
+pub mod examples;
+pub mod file;
+pub mod layer;
+pub mod pattern;
+mod policy;
+pub mod schema;
+pub mod tiers;
+
+pub use error::PolicyError;
+pub use eval::{Context, Step, Verdict};
+pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
+pub use layer::{Layer, LayerKind};
+pub use pattern::{CommandPattern, Matcher};
+pub use policy::{BUILTIN, Policy, Sources};
+pub use tiers::{Channel, Requirement};
