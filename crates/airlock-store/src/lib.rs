@@ -10,6 +10,7 @@
 pub mod audit;
 mod db;
 mod error;
+mod grants;
 pub mod keyfile;
 mod ledger;
 mod migrate;
@@ -18,5 +19,6 @@ mod writer;
 
 pub use db::{Db, StoredReceipt};
 pub use error::StoreError;
+pub use grants::{ChildRefused, GrantFilter, GrantRow};
 pub use ledger::{AppendRequest, Ledger, LedgerConfig, LedgerStore, rotate_ledger_key};
 pub use options::{StoreOptions, default_data_dir};

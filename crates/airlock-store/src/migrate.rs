@@ -8,8 +8,10 @@ use crate::StoreError;
 use crate::db::{Db, Tx, on_tx};
 
 /// (version, name, SQL). Append only; never edit an applied migration.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "ledger", include_str!("../migrations/0001_ledger.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "ledger", include_str!("../migrations/0001_ledger.sql")),
+    (2, "grants", include_str!("../migrations/0002_grants.sql")),
+];
 
 /// An arbitrary constant naming airlock's migration lock.
 const PG_LOCK: i64 = 0x0061_6972_6c6f_636b;
