@@ -40,6 +40,8 @@ enum Command {
     Hook(cmd::hook::Args),
     /// Verify, prove, export and replay the signed ledger of receipts.
     Ledger(cmd::ledger::Args),
+    /// Check, explain, test and import policy files.
+    Policy(cmd::policy::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Hook(a) => cmd::hook::run(a),
         Command::Ledger(a) => cmd::ledger::run(a),
+        Command::Policy(a) => cmd::policy::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

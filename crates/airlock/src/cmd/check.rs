@@ -28,6 +28,8 @@ pub struct Args {
     /// `AIRLOCK_PRINCIPAL` and `AIRLOCK_REQUEST_ID` name the session, agent and request).
     #[arg(long, conflicts_with = "jsonl")]
     record: bool,
+    #[command(flatten)]
+    policy: super::policy::PolicyArgs,
     /// The command line (everything after `--`). One argument is taken as a whole line; several
     /// are re-quoted as the argv of one command.
     #[arg(trailing_var_arg = true)]
@@ -39,19 +41,28 @@ pub fn run(args: Args) -> Result<u8> {
         if !args.command.is_empty() {
             bail!("--jsonl reads command lines from standard input; give no command arguments");
         }
-        return jsonl(std::io::stdin().lock(), std::io::stdout().lock());
+        let policy = args.policy.load();
+        return jsonl(
+            std::io::stdin().lock(),
+            std::io::stdout().lock(),
+            policy.as_ref().ok(),
+        );
     }
     if args.command.is_empty() {
         bail!("no command given: usage `airlock check [--json|--explain] -- <command line>`");
     }
     let (line, utf8) = line_of(&args.command);
-    let mut a = airlock_shell::analyse(&line);
+    let policy = args.policy.load();
+    let mut a = decide(policy.as_ref().ok(), &line, &policy);
     if !utf8 {
         a.push(not_utf8());
     }
     if args.record {
         let action = airlock_core::Action::shell(line.clone());
-        let ctx = crate::record::RecordContext::from_env();
+        let mut ctx = crate::record::RecordContext::from_env();
+        if let Ok(p) = &policy {
+            ctx.policy_sha256 = p.hash().to_string();
+        }
         let r = crate::record::record_blocking(&action, &a, &ctx)?;
         eprintln!("airlock: recorded receipt {}", r.id);
     }
@@ -63,6 +74,41 @@ pub fn run(args: Args) -> Result<u8> {
         write!(out, "{}", render(&line, &a, args.explain))?;
     }
     Ok(super::exit_code(a.decision))
+}
+
+/// The policy's decision on one line; a policy that does not load denies (fail-safe) and says
+/// why.
+fn decide(
+    policy: Option<&airlock_policy::Policy>,
+    line: &str,
+    loaded: &Result<airlock_policy::Policy>,
+) -> Assessment {
+    match policy {
+        Some(p) => p
+            .evaluate(
+                &airlock_core::Action::shell(line),
+                &super::policy::context_from_env(),
+            )
+            .assessment(),
+        None => {
+            let why = match loaded {
+                Err(e) => format!("{e:#}"),
+                Ok(_) => "no policy".to_string(),
+            };
+            Assessment::from_findings(
+                vec![Finding::new(
+                    "policy.error",
+                    ReasonCode::PolicyError,
+                    Decision::Deny,
+                    Tier::High,
+                    Severity::High,
+                    format!("the airlock policy does not load, so everything is denied until it is fixed: {why}"),
+                )
+                .with_remediation("Run `airlock policy check` and fix the file it names.")],
+                Decision::Deny,
+            )
+        }
+    }
 }
 
 /// Builds the command line from arguments; the flag says whether they were valid UTF-8.
@@ -104,7 +150,12 @@ fn malformed(msg: String) -> Assessment {
 }
 
 /// The `--jsonl` loop: every input line gets exactly one output line, in order.
-pub fn jsonl(mut input: impl BufRead, mut out: impl Write) -> Result<u8> {
+pub fn jsonl(
+    mut input: impl BufRead,
+    mut out: impl Write,
+    policy: Option<&airlock_policy::Policy>,
+) -> Result<u8> {
+    let ctx = super::policy::context_from_env();
     let mut buf = Vec::new();
     let mut n = 0usize;
     loop {
@@ -137,7 +188,12 @@ pub fn jsonl(mut input: impl BufRead, mut out: impl Write) -> Result<u8> {
                     a
                 }
                 Ok(s) => match serde_json::from_str::<String>(s) {
-                    Ok(cmd) => airlock_shell::analyse(&cmd),
+                    Ok(cmd) => match policy {
+                        Some(p) => p
+                            .evaluate(&airlock_core::Action::shell(cmd), &ctx)
+                            .assessment(),
+                        None => decide(None, &cmd, &Err(anyhow::anyhow!("it failed to load"))),
+                    },
                     Err(e) => malformed(format!(
                         "line {n} is not a JSON string ({e}); write each command line as a JSON string, e.g. \"ls -la\""
                     )),
@@ -204,7 +260,8 @@ mod tests {
     fn jsonl_answers_every_line_and_never_allows_bad_input() {
         let input = b"\"ls -la\"\nnot json\n\xff\xfe\n{\"a\":1}\n\n\"rm -rf /\"\n";
         let mut out = Vec::new();
-        let code = jsonl(&input[..], &mut out).unwrap_or(99);
+        let p = airlock_policy::Policy::builtin().unwrap();
+        let code = jsonl(&input[..], &mut out, Some(&p)).unwrap_or(99);
         assert_eq!(code, 0);
         let lines: Vec<serde_json::Value> = out
             .split(|b| *b == b'\n')

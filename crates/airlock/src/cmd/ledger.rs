@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use airlock_core::{Action, ActionKind};
+use airlock_core::Action;
 use airlock_ledger::canonical::hash_value;
 use airlock_ledger::{
     ConsistencyDoc, InclusionDoc, MerkleLog, Receipt, RegistryEvent, VerifyReport, pack,
@@ -428,7 +428,9 @@ async fn export(out: &Path) -> Result<u8> {
 
 async fn replay(strict: bool) -> Result<u8> {
     let db = open_existing().await?;
-    let current_policy = airlock_shell::policy_hash();
+    let policy = crate::cmd::policy::PolicyArgs::default().load()?;
+    let current_policy = policy.hash().to_string();
+    let ctx = crate::cmd::policy::context_from_env();
     let (mut same, mut differ, mut other_policy, mut skipped, mut bad_payload) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut from = 0u64;
@@ -462,16 +464,10 @@ async fn replay(strict: bool) -> Result<u8> {
                 );
                 continue;
             }
-            let Action::Shell { command, .. } = &action else {
-                // Only shell actions have an analyser today; tool policies come with airlock-policy.
-                debug_assert!(r.action != ActionKind::Shell);
-                skipped += 1;
-                continue;
-            };
             if r.policy_sha256 != current_policy {
                 other_policy += 1;
             }
-            let now = airlock_shell::analyse(command);
+            let now = policy.evaluate(&action, &ctx);
             if now.decision == r.decision {
                 same += 1;
             } else {
@@ -483,19 +479,19 @@ async fn replay(strict: bool) -> Result<u8> {
                     r.session,
                     r.decision,
                     now.decision,
-                    command.escape_debug()
+                    describe(&action).escape_debug()
                 );
             }
         }
     }
     db.close().await;
     println!(
-        "replayed {} shell actions: {same} same, {differ} differ; {skipped} not re-decidable (no payload or not a shell action); {bad_payload} with a payload that does not match",
+        "replayed {} actions: {same} same, {differ} differ; {skipped} not re-decidable (no stored payload); {bad_payload} with a payload that does not match",
         same + differ
     );
     if other_policy > 0 {
         println!(
-            "note: {other_policy} were recorded under another policy than the current one ({current_policy}); they were re-decided with the current built-in rules, the only policy airlock keeps"
+            "note: {other_policy} were recorded under another policy than the current one ({current_policy}); they were re-decided with the current policy, the only one airlock keeps"
         );
     }
     Ok(if strict && (differ > 0 || bad_payload > 0) {
@@ -503,6 +499,16 @@ async fn replay(strict: bool) -> Result<u8> {
     } else {
         super::EXIT_ALLOW
     })
+}
+
+fn describe(a: &Action) -> String {
+    match a {
+        Action::Shell { command, .. } => command.clone(),
+        Action::Tool { tool, .. } => format!("tool {tool}"),
+        Action::FileWrite { path, .. } => format!("write {path}"),
+        Action::NetworkFetch { url, method } => format!("{method} {url}"),
+        Action::MessageSend { channel, .. } => format!("message on {channel}"),
+    }
 }
 
 async fn load(count: u64, sessions: u64, concurrency: u64, prefix: &str) -> Result<u8> {

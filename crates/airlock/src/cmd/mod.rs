@@ -6,6 +6,7 @@ pub mod check;
 pub mod eval;
 pub mod hook;
 pub mod ledger;
+pub mod policy;
 pub mod scan;
 
 /// Exit codes shared by `check` and friends (documented in the README).

@@ -141,11 +141,11 @@ fn record_verify_prove_export_replay() {
     assert_eq!(code, 1);
     assert!(text.contains("receipts.jsonl"), "{text}");
 
-    // Replay re-decides every recorded shell action with the current analyser.
+    // Replay re-decides every recorded action with the current policy.
     let (code, text) = stdout(airlock(&data).args(["ledger", "replay", "--verify"]));
     assert_eq!(code, 0, "{text}");
     assert!(
-        text.contains("replayed 22 shell actions: 22 same, 0 differ"),
+        text.contains("replayed 22 actions: 22 same, 0 differ"),
         "{text}"
     );
 }

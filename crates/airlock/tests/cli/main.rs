@@ -7,4 +7,5 @@ mod eval_commands;
 mod hook;
 mod hook_shell;
 mod ledger;
+mod policy;
 mod scan;
