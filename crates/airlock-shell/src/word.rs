@@ -40,15 +40,24 @@ pub struct Expanded {
 
 /// Expands `raw` with the constants in `env`.
 pub fn expand(raw: &str, env: &Env, opts: &ParserOptions) -> Expanded {
-    let mut out = Expanded::default();
-    // Fast path: a plain word with nothing to expand or unquote.
-    if raw
+    // Fast path: without `$`, a backquote, a quote or a backslash, brush's word parser yields
+    // the word unchanged (plain text, tildes as written; globs and braces are left to the
+    // caller), so skip it: it copies every word into a global cache.
+    if !raw
         .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-_./,:=+@%^".contains(&b))
+        .any(|b| matches!(b, b'$' | b'`' | b'\'' | b'"' | b'\\'))
     {
-        out.text.push_str(raw);
-        return out;
+        return Expanded {
+            text: raw.to_string(),
+            ..Expanded::default()
+        };
     }
+    expand_parsed(raw, env, opts)
+}
+
+/// [`expand`] without its fast path: every word through brush's word parser.
+fn expand_parsed(raw: &str, env: &Env, opts: &ParserOptions) -> Expanded {
+    let mut out = Expanded::default();
     match brush_parser::word::parse(raw, opts) {
         Ok(pieces) => {
             let mut first = true;
@@ -403,6 +412,17 @@ mod tests {
         assert!(!ex("${D:?}/").root_risk);
         let e = ex("\"$(curl x)\"");
         assert_eq!(e.substitutions, vec!["curl x".to_string()]);
+    }
+
+    proptest::proptest! {
+        /// The fast path answers exactly what the word parser would.
+        #[test]
+        fn the_fast_path_agrees_with_the_parser(raw in "[a-zA-Z0-9 ~*?!@#%^&(){}\\[\\]<>|;:,./=+-]{0,12}|\\PC{0,8}") {
+            proptest::prop_assume!(!raw.bytes().any(|b| matches!(b, b'$' | b'`' | b'\'' | b'"' | b'\\')));
+            let fast = ex(&raw);
+            let slow = expand_parsed(&raw, &Env::new(), &ParserOptions::default());
+            proptest::prop_assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+        }
     }
 
     #[test]
