@@ -40,6 +40,8 @@ enum Command {
     Hook(cmd::hook::Args),
     /// Verify, prove, export and replay the signed ledger of receipts.
     Ledger(cmd::ledger::Args),
+    /// Add, list, show, confirm and revoke capabilities (grants).
+    Grant(cmd::grant::Args),
     /// Check, explain, test and import policy files.
     Policy(cmd::policy::Args),
 }
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Hook(a) => cmd::hook::run(a),
         Command::Ledger(a) => cmd::ledger::run(a),
+        Command::Grant(a) => cmd::grant::run(a),
         Command::Policy(a) => cmd::policy::run(a),
     };
     match result {

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod check;
 pub mod eval;
+pub mod grant;
 pub mod hook;
 pub mod ledger;
 pub mod policy;

@@ -4,6 +4,7 @@
 
 mod check;
 mod eval_commands;
+mod grant;
 mod hook;
 mod hook_shell;
 mod ledger;
