@@ -12,6 +12,7 @@ pub mod eval;
 pub mod examples;
 pub mod file;
 pub mod layer;
+mod output;
 pub mod pattern;
 mod policy;
 pub mod schema;

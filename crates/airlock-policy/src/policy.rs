@@ -108,7 +108,11 @@ impl Policy {
         for l in &layers {
             settings.apply(l.kind, &l.file);
         }
-        let hash = hash_of(&layers);
+        let hash = hash_of(&layers).map_err(|message| PolicyError::Invalid {
+            layer: "effective",
+            origin: "<stack>".into(),
+            message: format!("cannot hash the policy: {message}"),
+        })?;
         Ok(Policy {
             layers,
             settings,
@@ -128,15 +132,15 @@ impl Policy {
     }
 }
 
-fn hash_of(layers: &[Layer]) -> String {
+fn hash_of(layers: &[Layer]) -> Result<String, String> {
     let doc = json!({
         "format": "airlock-policy/1",
         "shell_rule_packs": airlock_shell::policy_hash(),
-        "layers": layers.iter().map(|l| json!({
+        "layers": layers.iter().map(|l| Ok(json!({
             "layer": l.kind.as_str(),
-            "file": serde_json::to_value(&l.file).unwrap_or(serde_json::Value::Null),
+            "file": serde_json::to_value(&l.file).map_err(|e| e.to_string())?,
             "schemas": l.schema_hashes,
-        })).collect::<Vec<_>>(),
+        }))).collect::<Result<Vec<_>, String>>()?,
     });
-    crate::schema::canonical_sha256(&doc).unwrap_or_else(|e| format!("unhashable: {e}"))
+    crate::schema::canonical_sha256(&doc)
 }
