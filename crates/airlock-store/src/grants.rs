@@ -184,7 +184,9 @@ impl Db {
         let mut next = Some(id.to_string());
         while let Some(id) = next {
             if out.iter().any(|g| g.id == id) {
-                return Err(StoreError::Config(format!("grant {id} is its own ancestor")));
+                return Err(StoreError::Config(format!(
+                    "grant {id} is its own ancestor"
+                )));
             }
             let Some(g) = self.grant_get(&id).await? else {
                 break;
@@ -251,11 +253,23 @@ impl Db {
              UPDATE grants SET revoked_ms = $2, revoke_reason = $3 \
              WHERE id IN (SELECT id FROM tree) AND revoked_ms IS NULL";
         let mut tx = self.begin_write().await?;
-        let n = on_tx!(&mut tx, c => {
-            sqlx::query(Q).bind(id).bind(now).bind(reason).execute(&mut *c).await?.rows_affected()
-        });
+        let mut total = 0;
+        // On PostgreSQL each statement sees the rows committed before it started: a child
+        // inserted while this statement waited for its parent's row lock is only seen by the
+        // next statement, so repeat until nothing is left to revoke. (A child inserted after its
+        // parent is revoked is refused by `grant_insert_child`.) On SQLite the first pass
+        // already sees everything.
+        loop {
+            let n = on_tx!(&mut tx, c => {
+                sqlx::query(Q).bind(id).bind(now).bind(reason).execute(&mut *c).await?.rows_affected()
+            });
+            total += n;
+            if n == 0 || matches!(tx, Tx::Sqlite(_)) {
+                break;
+            }
+        }
         tx.commit().await?;
-        Ok(n)
+        Ok(total)
     }
 
     /// Ends a session: revokes its session-kind grants and everything derived from them.
@@ -267,11 +281,19 @@ impl Db {
              WHERE id IN (SELECT id FROM tree) AND revoked_ms IS NULL";
         let reason = format!("session {session} ended");
         let mut tx = self.begin_write().await?;
-        let n = on_tx!(&mut tx, c => {
-            sqlx::query(Q).bind(session).bind(now).bind(&reason).execute(&mut *c).await?.rows_affected()
-        });
+        let mut total = 0;
+        // Repeated on PostgreSQL for the reason given in `grant_revoke`.
+        loop {
+            let n = on_tx!(&mut tx, c => {
+                sqlx::query(Q).bind(session).bind(now).bind(&reason).execute(&mut *c).await?.rows_affected()
+            });
+            total += n;
+            if n == 0 || matches!(tx, Tx::Sqlite(_)) {
+                break;
+            }
+        }
         tx.commit().await?;
-        Ok(n)
+        Ok(total)
     }
 }
 

@@ -171,6 +171,45 @@ async fn grants(opts: StoreOptions) {
             .any(|g| g.id == "e" || g.id == "g1" || g.id == "old")
     );
 
+    // Children inserted while the parent is being revoked: each is either refused or revoked
+    // with it, never left usable under a revoked parent.
+    a.grant_insert(&row("race", None, 100)).await.unwrap();
+    let start = Arc::new(tokio::sync::Barrier::new(41));
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let db = if i % 2 == 0 { a.clone() } else { b.clone() };
+        let start = start.clone();
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            let parent = if i < 20 {
+                "race".to_string()
+            } else {
+                format!("race-{}", i - 20)
+            };
+            // Children of "race" and grandchildren under them (which may not exist yet).
+            let _ = db
+                .grant_insert_child(&row(&format!("race-{i}"), Some(&parent), 1), NOW)
+                .await;
+        }));
+    }
+    {
+        let db = b.clone();
+        let start = start.clone();
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            db.grant_revoke("race", NOW, "race").await.unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    for i in 0..40 {
+        if let Some(g) = a.grant_get(&format!("race-{i}")).await.unwrap() {
+            assert!(g.revoked_ms.is_some(), "race-{i} escaped the revocation");
+        }
+    }
+
     // The table itself refuses a use past the maximum.
     let over = match &a {
         Db::Sqlite(p) => sqlx::query("UPDATE grants SET uses = 4 WHERE id = 'g1'")
