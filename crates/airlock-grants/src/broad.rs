@@ -126,13 +126,33 @@ const CODE_FLAGS: &[&str] = &[
     "eval",
 ];
 
+/// The same for shells (`-e` is only errexit there); PowerShell's and cmd's spellings too.
+const SHELL_CODE_FLAGS: &[&str] = &[
+    "-c",
+    "-s",
+    "-",
+    "-i",
+    "--command",
+    "-command",
+    "-encodedcommand",
+    "-enc",
+    "-ec",
+    "/c",
+    "/k",
+];
+
 /// awk takes its program as its first operand unless given `-f FILE`.
 const AWK: &[&str] = &["awk", "gawk", "mawk", "nawk"];
 
 /// The program name without its directory, `.exe`, or version suffix (`python3.12` -> `python`).
+/// Lower-cased: case-insensitive file systems run `BASH` as bash.
 fn program(word: &str) -> String {
-    let base = word.rsplit('/').next().unwrap_or(word);
-    let base = base.strip_suffix(".exe").unwrap_or(base);
+    let base = word
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(word)
+        .to_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
     base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
         .to_string()
 }
@@ -219,20 +239,40 @@ fn check_prefix(argv: &[String]) -> Result<(), GrantError> {
         if rest.len() == 1 || rest[1..].iter().all(|w| w.starts_with('-')) {
             return too_broad("is only a shell or interpreter, which runs any code");
         }
-        if rest[1..].iter().any(|w| is_code_flag(w)) {
+        if rest[1..].iter().any(|w| is_code_flag(w, &prog)) {
             return too_broad("runs inline code given on the command line");
         }
     }
     Ok(())
 }
 
-/// `-c`, `-e`, … and short-option clusters that contain `c` or `e` (`-ec`, `-xc`).
-fn is_code_flag(w: &str) -> bool {
-    CODE_FLAGS.contains(&w)
-        || (w.starts_with('-')
-            && !w.starts_with("--")
-            && w.len() > 2
-            && w[1..].contains(['c', 'e', 'E', 'r', 'p']))
+/// `-c`, `-e`, … and short-option clusters holding one: for a shell `c` or `s` (`-ec`, `-xs`;
+/// `-ex` is only errexit and xtrace), for an interpreter `c`, `e`, `E`, `r` or `p` (`-pe`).
+fn is_code_flag(w: &str, prog: &str) -> bool {
+    let shell = SHELLS.contains(&prog);
+    if shell {
+        let l = w.to_lowercase();
+        // PowerShell takes any unambiguous abbreviation (`-e` for -EncodedCommand).
+        let pwsh = matches!(prog, "pwsh" | "powershell")
+            && l.len() > 1
+            && "-encodedcommand".starts_with(&l);
+        if SHELL_CODE_FLAGS.contains(&l.as_str()) || pwsh {
+            return true;
+        }
+    } else if CODE_FLAGS.contains(&w) {
+        return true;
+    }
+    let Some(cluster) = w
+        .strip_prefix('-')
+        .filter(|c| !c.starts_with('-') && c.len() > 1)
+    else {
+        return false;
+    };
+    if shell {
+        cluster.contains(['c', 's'])
+    } else {
+        cluster.contains(['c', 'e', 'E', 'r', 'p'])
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +298,14 @@ mod tests {
             "bash -c",
             "bash -lc",
             "sh -ec",
+            "BASH -c",
+            "/usr/bin/Python3 -c",
+            "bash -s",
+            "bash -xs",
+            "perl -pe",
+            "pwsh -e",
+            "powershell -EncodedCommand",
+            "cmd /c",
             "python3",
             "python3.12 -c",
             "python -m",
@@ -306,6 +354,8 @@ mod tests {
             "cargo test",
             "python3 scripts/build.py",
             "bash ./deploy.sh",
+            "bash -ex ./deploy.sh",
+            "bash -e ./deploy.sh",
             "sudo apt update",
             "npm run build",
             "docker ps",
