@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
+mod decide;
 mod record;
 
 #[derive(Parser)]

@@ -28,6 +28,10 @@ pub struct Args {
     /// `AIRLOCK_PRINCIPAL` and `AIRLOCK_REQUEST_ID` name the session, agent and request).
     #[arg(long, conflicts_with = "jsonl")]
     record: bool,
+    /// Consult the grant store: an ask that a usable grant of this agent and session covers is
+    /// allowed, and one use of the grant is counted (`AIRLOCK_PRINCIPAL`, `AIRLOCK_SESSION`).
+    #[arg(long, conflicts_with = "jsonl")]
+    grants: bool,
     #[command(flatten)]
     policy: super::policy::PolicyArgs,
     /// The command line (everything after `--`). One argument is taken as a whole line; several
@@ -54,6 +58,15 @@ pub fn run(args: Args) -> Result<u8> {
     let (line, utf8) = line_of(&args.command);
     let policy = args.policy.load();
     let mut a = decide(policy.as_ref().ok(), &line, &policy);
+    let mut grant = None;
+    if args.grants
+        && utf8
+        && let Ok(p) = &policy
+    {
+        let (assessment, used) = with_grants(p, &line)?;
+        a = assessment;
+        grant = used;
+    }
     if !utf8 {
         a.push(not_utf8());
     }
@@ -62,6 +75,10 @@ pub fn run(args: Args) -> Result<u8> {
         let mut ctx = crate::record::RecordContext::from_env();
         if let Ok(p) = &policy {
             ctx.policy_sha256 = p.hash().to_string();
+        }
+        if let Some(g) = &grant {
+            ctx.grant = Some(g.id.clone());
+            ctx.approvers = vec![g.creator.to_string()];
         }
         let r = crate::record::record_blocking(&action, &a, &ctx)?;
         eprintln!("airlock: recorded receipt {}", r.id);
@@ -109,6 +126,37 @@ fn decide(
             )
         }
     }
+}
+
+/// The decision with the grant store consulted; the grant used, if any.
+fn with_grants(
+    policy: &airlock_policy::Policy,
+    line: &str,
+) -> Result<(Assessment, Option<airlock_grants::Grant>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let opts = crate::record::store_options();
+        let db = airlock_store::Db::open(&opts)
+            .await
+            .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
+        let book =
+            airlock_grants::GrantBook::new(db.clone(), airlock_grants::GrantConfig::default());
+        let rc = crate::record::RecordContext::from_env();
+        let actor = airlock_grants::Subject::new(rc.principal, Some(rc.session));
+        let d = crate::decide::decide(
+            policy,
+            Some(&book),
+            &actor,
+            &airlock_core::Action::shell(line),
+            &super::policy::context_from_env(),
+        )
+        .await;
+        db.close().await;
+        let d = d?;
+        Ok((d.verdict.assessment(), d.grant))
+    })
 }
 
 /// Builds the command line from arguments; the flag says whether they were valid UTF-8.

@@ -261,3 +261,83 @@ fn claude_settings_import_round_trips() {
         .arg(d.path().join("missing.json")));
     assert_eq!(code, 3, "{text}");
 }
+
+#[test]
+fn grants_turn_a_covered_ask_into_an_allow_once_and_are_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    let as_agent = |c: &mut Command| {
+        c.env("AIRLOCK_DATA_DIR", &data)
+            .env("AIRLOCK_PRINCIPAL", "agent:claude")
+            .env("AIRLOCK_SESSION", "s1");
+    };
+    let cmd = "git push --force origin main";
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    let (code, text) = run(c.args(["check", "--grants", "--", cmd]));
+    assert_eq!(code, 2, "no grant yet: {text}");
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    let (code, text) = run(c.args([
+        "grant",
+        "add",
+        "--agent",
+        "agent:claude",
+        "--session",
+        "s1",
+        "--exact-command",
+        cmd,
+        "--kind",
+        "once",
+        "--by",
+        "alice",
+    ]));
+    assert_eq!(code, 0, "{text}");
+    // another agent, or another command, does not get it
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    c.env("AIRLOCK_PRINCIPAL", "agent:other");
+    assert_eq!(run(c.args(["check", "--grants", "--", cmd])).0, 2);
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    assert_eq!(
+        run(c.args(["check", "--grants", "--", "git push --force origin dev"])).0,
+        2
+    );
+    // the agent's one use: allowed, with the grant in the receipt
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    let (code, text) = run(c.args(["check", "--grants", "--record", "--explain", "--", cmd]));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("GRANT_USED"), "{text}");
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    let (code, text) = run(c
+        .args(["ledger", "export", "--out"])
+        .arg(d.path().join("pack")));
+    assert_eq!(code, 0, "{text}");
+    let receipts = std::fs::read_to_string(d.path().join("pack/receipts.jsonl")).unwrap();
+    assert!(receipts.contains("\"grant\":\"gr_"), "{receipts}");
+    assert!(receipts.contains("person:alice"), "{receipts}");
+    // used up: asked again
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    assert_eq!(run(c.args(["check", "--grants", "--", cmd])).0, 2);
+    // no grant ever lifts a deny
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    let (code, text) = run(c.args([
+        "grant",
+        "add",
+        "--agent",
+        "agent:claude",
+        "--exact-command",
+        "rm -rf /",
+        "--by",
+        "alice",
+    ]));
+    assert_eq!(code, 0, "{text}");
+    let mut c = airlock(d.path());
+    as_agent(&mut c);
+    assert_eq!(run(c.args(["check", "--grants", "--", "rm -rf /"])).0, 1);
+}
