@@ -12,7 +12,7 @@ use airlock_store::{ChildRefused, Db, GrantFilter};
 use crate::GrantError;
 use crate::broad::check_narrow;
 use crate::model::{Creator, Grant, GrantKind, Status, Subject, new_id};
-use crate::scope::Scope;
+use crate::scope::{PreparedAction, Scope};
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;
@@ -315,11 +315,12 @@ impl GrantBook {
                 limit: None,
             })
             .await?;
+        let prepared = PreparedAction::new(action);
         let mut candidates: Vec<Grant> = rows
             .iter()
             // A stored grant that does not parse is never usable.
             .filter_map(|r| Grant::from_row(r).ok())
-            .filter(|g| g.subject.covers(actor) && g.scope.matches(action))
+            .filter(|g| g.subject.covers(actor) && g.scope.matches_prepared(&prepared))
             .collect();
         candidates.sort_by_key(|g| (narrowness(&g.scope), kind_rank(g.kind), g.expires_at));
         for g in candidates {

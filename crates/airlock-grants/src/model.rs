@@ -191,10 +191,13 @@ impl Grant {
         let count = |what: &str, v: i64| {
             u32::try_from(v).map_err(|_| bad(what, format!("{v} is out of range")))
         };
+        let scope: Scope =
+            serde_json::from_str(&r.scope).map_err(|e| bad("scope", e.to_string()))?;
+        scope.validate().map_err(|e| bad("scope", e.to_string()))?;
         Ok(Grant {
             id: r.id.clone(),
             subject: Subject::new(r.agent.clone(), r.session.clone()),
-            scope: serde_json::from_str(&r.scope).map_err(|e| bad("scope", e.to_string()))?,
+            scope,
             kind: GrantKind::parse(&r.kind).map_err(|e| bad("kind", e.to_string()))?,
             max_uses: count("max_uses", r.max_uses)?,
             uses: count("uses", r.uses)?,
@@ -227,4 +230,97 @@ pub fn new_id() -> Result<String, GrantError> {
 pub fn is_grant_id(s: &str) -> bool {
     s.strip_prefix("gr_")
         .is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::{ArgConstraint, Constraint};
+    use airlock_core::Action;
+
+    fn sample(scope: Scope) -> Grant {
+        Grant {
+            id: "gr_0123456789abcdef0123456789abcdef".into(),
+            subject: Subject::new("claude", Some("s1".into())),
+            scope,
+            kind: GrantKind::Session,
+            max_uses: 3,
+            uses: 1,
+            expires_at: 1_800_000_060_000,
+            parent: Some("gr_00000000000000000000000000000001".into()),
+            creator: Creator::Grant {
+                id: "gr_00000000000000000000000000000001".into(),
+            },
+            status: Status::Active,
+            confirmed_by: None,
+            confirmed_at: None,
+            created_at: 1_800_000_000_000,
+            revoked_at: None,
+            revoke_reason: None,
+            reason: "release".into(),
+        }
+    }
+
+    /// The JSON `airlock grant show --json` prints and the store keeps (scope, creator).
+    #[test]
+    fn wire_snapshot() {
+        let scopes = vec![
+            Scope::exact(&Action::shell("git push origin main")).unwrap(),
+            Scope::command_prefix("git push").unwrap(),
+            Scope::Tool {
+                tool: "write_file".into(),
+                constraints: vec![
+                    ArgConstraint {
+                        pointer: "/path".into(),
+                        rule: Constraint::PathGlob("/work/**".into()),
+                    },
+                    ArgConstraint {
+                        pointer: "/mode".into(),
+                        rule: Constraint::OneOf(vec!["a".into(), "w".into()]),
+                    },
+                ],
+                exact_fields: true,
+            },
+        ];
+        let grants: Vec<Grant> = scopes.into_iter().map(sample).collect();
+        insta::assert_json_snapshot!(grants);
+        for g in &grants {
+            let row = g.to_row().unwrap();
+            assert_eq!(&Grant::from_row(&row).unwrap(), g);
+        }
+    }
+
+    #[test]
+    fn bad_rows_are_errors() {
+        let mut row = sample(Scope::command_prefix("ls").unwrap())
+            .to_row()
+            .unwrap();
+        row.scope = r#"{"type":"command_prefix","argv":["ls"],"extra":1}"#.into();
+        assert!(Grant::from_row(&row).is_err());
+        row.scope = r#"{"type":"everything"}"#.into();
+        assert!(Grant::from_row(&row).is_err());
+        // An exact scope whose hash is not its action's.
+        let exact = Scope::exact(&Action::shell("ls")).unwrap();
+        let mut row = sample(exact).to_row().unwrap();
+        row.scope = row.scope.replace("\"ls\"", "\"rm -rf /\"");
+        assert!(Grant::from_row(&row).is_err());
+        let mut row = sample(Scope::command_prefix("ls").unwrap())
+            .to_row()
+            .unwrap();
+        row.uses = -1;
+        assert!(Grant::from_row(&row).is_err());
+        let mut row = sample(Scope::command_prefix("ls").unwrap())
+            .to_row()
+            .unwrap();
+        row.status = "maybe".into();
+        assert!(Grant::from_row(&row).is_err());
+    }
+
+    #[test]
+    fn ids() {
+        let a = new_id().unwrap();
+        assert!(is_grant_id(&a));
+        assert_ne!(a, new_id().unwrap());
+        assert!(!is_grant_id("gr_xyz"));
+    }
 }

@@ -15,6 +15,28 @@ pub fn action_hash(action: &Action) -> Result<String, GrantError> {
         .map_err(|e| GrantError::Invalid(format!("the action has no canonical form: {e}")))
 }
 
+/// An action with what scopes compare computed once: its hash, and for a shell action the argv
+/// of its command line when that is one simple literal command.
+#[derive(Debug, Clone)]
+pub struct PreparedAction<'a> {
+    pub action: &'a Action,
+    pub hash: Option<String>,
+    pub argv: Option<Vec<String>>,
+}
+
+impl<'a> PreparedAction<'a> {
+    pub fn new(action: &'a Action) -> Self {
+        PreparedAction {
+            action,
+            hash: action_hash(action).ok(),
+            argv: match action {
+                Action::Shell { command, .. } => airlock_shell::simple_argv(command),
+                _ => None,
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Scope {
@@ -121,20 +143,22 @@ impl Scope {
 
     /// Whether `action` falls inside this scope.
     pub fn matches(&self, action: &Action) -> bool {
+        self.matches_prepared(&PreparedAction::new(action))
+    }
+
+    /// [`Scope::matches`] with the action's hash and argv computed once for many scopes.
+    pub fn matches_prepared(&self, p: &PreparedAction<'_>) -> bool {
         match self {
-            Scope::Exact { action_hash: h, .. } => {
-                action_hash(action).is_ok_and(|a| a.as_str() == h.as_str())
-            }
-            Scope::CommandPrefix { argv } => match action {
-                Action::Shell { command, .. } => airlock_shell::simple_argv(command)
-                    .is_some_and(|words| !argv.is_empty() && words.starts_with(argv)),
-                _ => false,
-            },
+            Scope::Exact { action_hash: h, .. } => p.hash.as_deref() == Some(h.as_str()),
+            Scope::CommandPrefix { argv } => p
+                .argv
+                .as_ref()
+                .is_some_and(|words| !argv.is_empty() && words.starts_with(argv)),
             Scope::Tool {
                 tool,
                 constraints,
                 exact_fields,
-            } => match action {
+            } => match p.action {
                 Action::Tool { tool: t, arguments } => {
                     t == tool
                         && constraints.iter().all(|c| {
