@@ -308,12 +308,7 @@ impl GrantBook {
         let now = self.now();
         let rows = self
             .db
-            .grant_list(&GrantFilter {
-                agent: Some(actor.agent.clone()),
-                session: actor.session.clone(),
-                usable_at: Some(now),
-                limit: None,
-            })
+            .grant_find_usable(&actor.agent, actor.session.as_deref(), now)
             .await?;
         let prepared = PreparedAction::new(action);
         let mut candidates: Vec<Grant> = rows

@@ -178,6 +178,30 @@ impl Db {
         })
     }
 
+    /// Candidates for a use by `agent` in `session` at `now`: grants usable by their own row
+    /// that belong to that session, or to no session. (Matching the action is airlock-grants'
+    /// job; ancestors are checked by [`Db::grant_consume`].)
+    pub async fn grant_find_usable(
+        &self,
+        agent: &str,
+        session: Option<&str>,
+        now: i64,
+    ) -> Result<Vec<GrantRow>, StoreError> {
+        let q = format!(
+            "SELECT {COLUMNS} FROM grants WHERE agent = $1 AND (session IS NULL OR session = $2) \
+             AND status = 'active' AND revoked_ms IS NULL AND uses < max_uses AND expires_ms > $3"
+        );
+        on_pool!(self, p => {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(q))
+                .bind(agent)
+                .bind(session)
+                .bind(now)
+                .fetch_all(p)
+                .await?;
+            rows.iter().map(|r| row_of(r).map_err(StoreError::from)).collect()
+        })
+    }
+
     /// The grant and its ancestors, the grant first.
     pub async fn grant_chain(&self, id: &str) -> Result<Vec<GrantRow>, StoreError> {
         let mut out: Vec<GrantRow> = Vec::new();

@@ -154,6 +154,25 @@ async fn grants(opts: StoreOptions) {
             .is_none()
     );
 
+    // Candidates: the session's grants and session-less ones; a NULL session matches only
+    // session-less grants.
+    let mut anyses = row("anyses", None, 5);
+    anyses.session = None;
+    anyses.kind = "permanent".into();
+    a.grant_insert(&anyses).await.unwrap();
+    let ids = |v: Vec<GrantRow>| v.into_iter().map(|g| g.id).collect::<Vec<_>>();
+    let s9 = ids(a.grant_find_usable("agent", Some("s9"), NOW).await.unwrap());
+    assert!(s9.contains(&"perm".to_string()) && s9.contains(&"anyses".to_string()));
+    assert!(!s9.contains(&"e".to_string()) && !s9.contains(&"prop".to_string()));
+    let none = ids(a.grant_find_usable("agent", None, NOW).await.unwrap());
+    assert_eq!(none, ["anyses"]);
+    assert!(
+        a.grant_find_usable("other", Some("s9"), NOW)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
     // Listing filters.
     let usable = a
         .grant_list(&GrantFilter {
