@@ -156,7 +156,9 @@ fn glob_match(parts: &[String], text: &str) -> bool {
     true
 }
 
-/// A tool-name glob (`mcp__github__*`); `*` matches any run of characters.
+/// A tool-name glob (`mcp__github__*`); `*` matches any run of characters. Matching ignores
+/// ASCII case: agents spell their own tools differently (`Read`, `read_file`), and a deny rule
+/// must not be dodged by a capital letter.
 #[derive(Debug, Clone)]
 pub struct NameGlob {
     pub source: String,
@@ -173,12 +175,16 @@ impl NameGlob {
         }
         Ok(NameGlob {
             source: src.to_string(),
-            parts: src.split('*').map(str::to_string).collect(),
+            parts: src
+                .to_ascii_lowercase()
+                .split('*')
+                .map(str::to_string)
+                .collect(),
         })
     }
 
     pub fn matches(&self, name: &str) -> bool {
-        glob_match(&self.parts, name)
+        glob_match(&self.parts, &name.to_ascii_lowercase())
     }
 
     /// True when the glob names exactly one tool.

@@ -112,18 +112,7 @@ fn decide(
                 Err(e) => format!("{e:#}"),
                 Ok(_) => "no policy".to_string(),
             };
-            Assessment::from_findings(
-                vec![Finding::new(
-                    "policy.error",
-                    ReasonCode::PolicyError,
-                    Decision::Deny,
-                    Tier::High,
-                    Severity::High,
-                    format!("the airlock policy does not load, so everything is denied until it is fixed: {why}"),
-                )
-                .with_remediation("Run `airlock policy check` and fix the file it names.")],
-                Decision::Deny,
-            )
+            super::policy::policy_error(&why)
         }
     }
 }

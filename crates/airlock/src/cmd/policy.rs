@@ -29,6 +29,36 @@ pub struct PolicyArgs {
     pub builtin_policy: bool,
 }
 
+/// The policy files for a process working in `cwd` (default: the current directory), with
+/// `AIRLOCK_POLICY` naming the user file when set (as the hook, which has no flags, needs).
+pub fn sources_at(cwd: Option<&Path>) -> Result<Sources> {
+    let here = std::env::current_dir().ok();
+    let mut s = Sources::discover(dirs_config().as_deref(), cwd.or(here.as_deref()));
+    if let Some(p) = std::env::var_os("AIRLOCK_POLICY").filter(|p| !p.is_empty()) {
+        s.user = Some(PathBuf::from(p));
+    }
+    Ok(s)
+}
+
+/// The deny every decision becomes while the policy does not load.
+pub fn policy_error(why: &str) -> airlock_core::Assessment {
+    use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+    Assessment::from_findings(
+        vec![
+            Finding::new(
+                "policy.error",
+                ReasonCode::PolicyError,
+                Decision::Deny,
+                Tier::High,
+                Severity::High,
+                format!("the airlock policy does not load, so everything is denied until it is fixed: {why}"),
+            )
+            .with_remediation("Run `airlock policy check` and fix the file it names."),
+        ],
+        Decision::Deny,
+    )
+}
+
 impl PolicyArgs {
     pub fn sources(&self) -> Sources {
         if self.builtin_policy {

@@ -86,7 +86,7 @@ fn claude_shapes() {
     );
     insta::assert_snapshot!("claude_allow_write", shown(&[], write));
     let mcp = claude("mcp__github__create_issue", json!({"title": "t"}));
-    insta::assert_snapshot!("claude_unsupported_tool", shown(&[], mcp));
+    insta::assert_snapshot!("claude_undeclared_tool", shown(&[], mcp));
 }
 
 #[test]

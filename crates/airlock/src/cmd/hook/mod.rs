@@ -7,7 +7,7 @@
 //! agent's own prompt today; the daemon will later take an `ask` between `tools` and `answer` and
 //! turn it into a person's allow or deny, without either side changing.
 //!
-//! Start-up stays lean: no database, no configuration files, and only shell tools reach the rule
+//! Start-up stays lean: no database, only the policy files, and only shell tools reach the rule
 //! packs. Whatever happens after stdin is read, the answer is never an allow by accident: bad
 //! input and internal errors (panics included) become a deny.
 

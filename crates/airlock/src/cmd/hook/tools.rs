@@ -1,8 +1,10 @@
-//! What a tool call means for airlock: shell tools go to the shell analyser, file-writing tools
-//! to the sensitive-path check, read-only tools pass at tier 0, and any other tool asks a person.
-//! Only shell tools touch the rule packs, so a Write or Read call never compiles a rule.
+//! What a tool call means for airlock: shell tools become shell actions, file-writing tools one
+//! file-write action per path, fetch tools network actions, and every other tool a tool call;
+//! each is decided by the effective policy (undeclared tools are denied). Only shell tools touch
+//! the rule packs, so a Write or Read call never compiles a rule.
 
-use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use airlock_core::{Action, Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use airlock_policy::{Context, Policy};
 use serde_json::{Map, Value};
 
 use super::input::{ToolCall, bounded};
@@ -28,13 +30,43 @@ pub struct Verdict {
     pub assessment: Assessment,
 }
 
-/// Decides on one tool call. `home` is the user's home directory, for `~` in paths.
+/// Decides on one tool call through the effective policy (the built-in layer plus the user,
+/// project and managed files found from the call's working directory). `home` is the user's
+/// home directory, for `~` in paths. A policy that does not load denies every call.
 pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
+    let cwd = call.cwd.as_deref().map(std::path::Path::new);
+    match crate::cmd::policy::sources_at(cwd)
+        .and_then(|s| airlock_policy::Policy::load(&s).map_err(anyhow::Error::from))
+    {
+        Ok(policy) => assess_with(&policy, call, home),
+        Err(e) => Verdict {
+            tool: call.tool.clone(),
+            subject: Subject::Tool,
+            assessment: crate::cmd::policy::policy_error(&format!("{e:#}")),
+        },
+    }
+}
+
+/// Decides on one tool call with a loaded policy.
+pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verdict {
     let name = call.tool.to_ascii_lowercase();
+    let ctx = Context {
+        agent: std::env::var("AIRLOCK_PRINCIPAL")
+            .ok()
+            .filter(|a| !a.is_empty())
+            .or_else(|| Some(call.protocol.name().to_string())),
+        session: std::env::var("AIRLOCK_SESSION").ok(),
+        channel: Some(airlock_policy::Channel::Terminal),
+        cwd: call.cwd.clone(),
+        home: home.map(str::to_string),
+        ..Context::default()
+    };
     let (subject, assessment) = match kind(&name, &call.args) {
         Kind::Shell => match command_of(&call.args) {
             Some(cmd) => {
-                let a = airlock_shell::analyse(&cmd);
+                let a = policy
+                    .evaluate(&Action::shell(cmd.clone()), &ctx)
+                    .assessment();
                 (Subject::Command(cmd), a)
             }
             None => (
@@ -54,11 +86,13 @@ pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
             } else {
                 let findings = paths
                     .iter()
-                    .filter_map(|p| {
-                        airlock_shell::paths::write_target_finding(
-                            &resolve(p, call.cwd.as_deref()),
-                            home,
-                        )
+                    .flat_map(|p| {
+                        let write = Action::FileWrite {
+                            path: resolve(p, call.cwd.as_deref()),
+                            content: None,
+                            edit: name != "write" && name != "write_file",
+                        };
+                        policy.evaluate(&write, &ctx).reasons
                     })
                     .collect::<Vec<_>>();
                 let mut a = Assessment::from_findings(findings, Decision::Allow);
@@ -67,8 +101,34 @@ pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
                 (Subject::Paths(paths), a)
             }
         }
-        Kind::ReadOnly => (Subject::Tool, Assessment::allow()),
-        Kind::Unsupported => (Subject::Tool, unsupported(&call.tool)),
+        Kind::ReadOnly => {
+            let fetch = matches!(name.as_str(), "webfetch" | "web_fetch")
+                .then(|| call.args.get("url").and_then(Value::as_str))
+                .flatten();
+            let action = match fetch {
+                Some(url) => Action::NetworkFetch {
+                    url: url.to_string(),
+                    method: "GET".into(),
+                },
+                None => Action::Tool {
+                    // an editor in view mode is the agent's file viewer
+                    tool: if name.starts_with("str_replace") {
+                        "view".to_string()
+                    } else {
+                        call.tool.clone()
+                    },
+                    arguments: Value::Object(call.args.clone()),
+                },
+            };
+            (Subject::Tool, policy.evaluate(&action, &ctx).assessment())
+        }
+        Kind::Unsupported => {
+            let action = Action::Tool {
+                tool: call.tool.clone(),
+                arguments: Value::Object(call.args.clone()),
+            };
+            (Subject::Tool, policy.evaluate(&action, &ctx).assessment())
+        }
     };
     Verdict {
         tool: call.tool.clone(),
@@ -326,35 +386,6 @@ fn unparsed_patch() -> Assessment {
     )
 }
 
-fn unsupported(tool: &str) -> Assessment {
-    let shown = bounded(tool);
-    let what = match tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
-        Some((server, name)) => format!(
-            "the MCP tool `{}` from server `{}`",
-            bounded(name),
-            bounded(server)
-        ),
-        None => format!("the tool `{shown}`"),
-    };
-    Assessment::from_findings(
-        vec![
-            Finding::new(
-                "hook.unsupported_tool",
-                ReasonCode::UnsupportedTool,
-                Decision::Ask,
-                Tier::Medium,
-                Severity::Info,
-                format!("airlock has no rules for {what}, so a person must confirm this call"),
-            )
-            .with_remediation(
-                "If this tool is safe, allow it in the agent's own settings or leave it out of the \
-                 hook's matcher.",
-            ),
-        ],
-        Decision::Ask,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::protocol::Protocol;
@@ -433,14 +464,46 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tools_ask() {
+    fn undeclared_tools_are_denied_until_a_policy_declares_them() {
         let v = decide("mcp__github__create_issue", json!({}));
-        assert_eq!(v.assessment.decision, Decision::Ask);
-        assert_eq!(v.assessment.reasons[0].code, ReasonCode::UnsupportedTool);
-        assert!(v.assessment.reasons[0].message.contains("server `github`"));
+        assert_eq!(v.assessment.decision, Decision::Deny);
+        assert_eq!(v.assessment.reasons[0].code, ReasonCode::ToolUndeclared);
+        assert!(v.assessment.reasons[0].message.contains("declare"));
         assert_eq!(
             decide("powershell", json!({})).assessment.decision,
+            Decision::Deny
+        );
+        let layer = airlock_policy::Layer::from_str(
+            airlock_policy::LayerKind::User,
+            "test",
+            "[[tools]]\nname = \"mcp__github__*\"\ndecision = \"ask\"\n[[rules]]\nid = \"no-search\"\ntool = \"websearch\"\ndecision = \"deny\"\n[[rules]]\nid = \"no-paste\"\nnetwork = \"*.pastebin.example\"\ndecision = \"deny\"\n",
+            None,
+        )
+        .unwrap();
+        let p = Policy::from_layers(vec![layer]).unwrap();
+        let with = |tool: &str, args: Value| assess_with(&p, &call(tool, args), Some("/home/dev"));
+        assert_eq!(
+            with("mcp__github__create_issue", json!({}))
+                .assessment
+                .decision,
             Decision::Ask
+        );
+        // user rules reach the agents' own tools, whatever their case
+        assert_eq!(
+            with("WebSearch", json!({"query": "x"})).assessment.decision,
+            Decision::Deny
+        );
+        assert_eq!(
+            with("WebFetch", json!({"url": "https://a.pastebin.example/raw"}))
+                .assessment
+                .decision,
+            Decision::Deny
+        );
+        assert_eq!(
+            with("WebFetch", json!({"url": "https://docs.rs/x"}))
+                .assessment
+                .decision,
+            Decision::Allow
         );
     }
 
