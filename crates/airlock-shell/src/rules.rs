@@ -106,6 +106,8 @@ pub struct Rule {
     pub remediation: Cow<'static, str>,
     pub pattern: Cow<'static, str>,
     pub unless: Option<Cow<'static, str>>,
+    /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
+    literals: Option<(bool, &'static [&'static [u8]])>,
     compiled: OnceLock<Compiled>,
     pub keywords: Vec<Cow<'static, str>>,
     pub examples: Vec<Cow<'static, str>>,
@@ -120,6 +122,9 @@ pub struct StaticRule {
     pub on: Target,
     pub keywords: &'static [&'static str],
     pub pattern: &'static str,
+    /// The literals every match begins with, and whether matches start at the text's start
+    /// (worked out by `build.rs` from the pattern; `None` when there is no finite set).
+    pub literals: Option<(bool, &'static [&'static [u8]])>,
     pub unless: Option<&'static str>,
     pub decision: Decision,
     pub tier: i64,
@@ -139,6 +144,7 @@ struct Draft {
     on: Target,
     keywords: Vec<Cow<'static, str>>,
     pattern: Cow<'static, str>,
+    literals: Option<(bool, &'static [&'static [u8]])>,
     unless: Option<Cow<'static, str>>,
     decision: Decision,
     tier: i64,
@@ -180,6 +186,23 @@ impl Rule {
             pattern: compile(&self.pattern).ok(),
             unless: self.unless.as_deref().map(|u| compile(u).ok()),
         })
+    }
+
+    /// False when `text` cannot match the pattern because none of the literals every match
+    /// begins with occurs (at its start, for anchored patterns): the regex need not compile.
+    pub fn may_match(&self, text: &str) -> bool {
+        let Some((anchored, lits)) = self.literals else {
+            return true;
+        };
+        let t = text.as_bytes();
+        if anchored {
+            return lits.iter().any(|l| t.starts_with(l));
+        }
+        // a plain scan is quick on command-sized texts; long ones go straight to the regex
+        t.len() > 4096
+            || lits
+                .iter()
+                .any(|l| l.is_empty() || t.windows(l.len()).any(|w| w == *l))
     }
 
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
@@ -349,6 +372,7 @@ impl RuleSet {
                         .map(|k| Cow::Owned(k.to_ascii_lowercase()))
                         .collect(),
                     pattern: Cow::Owned(spec.pattern),
+                    literals: None,
                     unless: spec.unless.map(Cow::Owned),
                     decision: spec.decision,
                     tier: i64::from(spec.tier),
@@ -373,6 +397,7 @@ impl RuleSet {
                 on: r.on,
                 keywords: r.keywords.iter().map(|k| Cow::Borrowed(*k)).collect(),
                 pattern: Cow::Borrowed(r.pattern),
+                literals: r.literals,
                 unless: r.unless.map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
@@ -432,6 +457,7 @@ impl RuleSet {
                 remediation: d.remediation,
                 pattern: d.pattern,
                 unless: d.unless,
+                literals: d.literals,
                 compiled: OnceLock::new(),
                 keywords: d.keywords,
                 examples: d.examples,
@@ -477,7 +503,7 @@ impl RuleSet {
         candidates
             .into_iter()
             .map(|i| &self.rules[i])
-            .filter(|r| fires(r))
+            .filter(|r| r.may_match(text) && fires(r))
             .collect()
     }
 }
@@ -550,6 +576,38 @@ mod tests {
             prop_assert_eq!(indexed(&ix, &text), naive(KEYWORDS, &text));
         }
 
+        /// Keywords and literals together never hide a rule that would fire on the text.
+        #[test]
+        fn the_prefilter_hides_no_rule_on_any_text(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(
+                        BUILTIN_TABLE
+                            .iter()
+                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .chain(["/".to_string(), "-rf".to_string(), "~".to_string()])
+                            .collect::<Vec<_>>()
+                    ),
+                    " ",
+                    " -",
+                    "\\PC{0,3}",
+                ],
+                1..8,
+            ),
+        ) {
+            let text = pieces.concat();
+            // one shared set, so each regex compiles once across all cases
+            let set = crate::Analyzer::builtin()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+                .rules();
+            for on in Target::ALL {
+                let ids = |p: bool| -> Vec<&str> {
+                    set.matches(on, &text, p).iter().map(|r| r.id.as_str()).collect()
+                };
+                prop_assert_eq!(ids(true), ids(false), "{:?}", text);
+            }
+        }
+
         #[test]
         fn builtin_keywords_agree_with_a_substring_search(
             pieces in prop::collection::vec(
@@ -570,7 +628,9 @@ mod tests {
             if upper {
                 text = text.to_ascii_uppercase();
             }
-            let set = RuleSet::builtin().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let set = crate::Analyzer::builtin()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+                .rules();
             for on in Target::ALL {
                 let kws: Vec<(&str, usize)> = set.kinds[on.index()]
                     .iter()
