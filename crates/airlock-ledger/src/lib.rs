@@ -6,6 +6,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod batch;
 pub mod canonical;
 mod error;
 pub mod keys;
@@ -19,7 +20,7 @@ pub mod verify;
 pub use error::LedgerError;
 pub use keys::{KeyRole, LedgerKey};
 pub use merkle::{Checkpoint, ConsistencyDoc, InclusionDoc, MerkleLog};
-pub use receipt::{NewReceipt, ReasonRef, Receipt};
+pub use receipt::{NewReceipt, ReasonRef, Receipt, Sealed};
 pub use registry::{Registry, RegistryEvent};
 pub use verify::{LogVerifier, VerifyReport};
 

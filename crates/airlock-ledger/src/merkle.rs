@@ -7,7 +7,7 @@
 use ct_merkle::mem_backed_tree::MemoryBackedTree;
 use ct_merkle::{ConsistencyProof, InclusionProof, RootHash};
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
 
 use crate::canonical::{parse_hash, to_canonical};
 use crate::keys::{KeyRole, verify_hex};
@@ -94,6 +94,74 @@ impl MerkleLog {
     pub fn checkpoint(&self, key: &LedgerKey, at: String) -> Result<Checkpoint, LedgerError> {
         Checkpoint::sign(self.len(), self.root_hex(), key, at)
     }
+}
+
+/// The RFC 9162 root of a growing list of leaves, kept in O(log n) memory: the roots of the
+/// perfect subtrees the tree is made of so far (one per set bit of its size), largest first.
+/// Each leaf costs one leaf hash and, amortised, one node hash (`MerkleLog::push` rehashes the
+/// whole path to the root), so the verifier recomputes every checkpoint's root in one pass. The
+/// property test `frontier_matches_the_tree` checks it against `ct-merkle` for every size.
+#[derive(Debug, Default, Clone)]
+pub struct MerkleFrontier {
+    subtrees: Vec<[u8; 32]>,
+    size: u64,
+}
+
+impl MerkleFrontier {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> u64 {
+        self.size
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
+    /// Appends a leaf whose RFC 9162 leaf hash ([`leaf_hash`]) is `hash`.
+    pub fn push_leaf_hash(&mut self, hash: [u8; 32]) {
+        let mut node = hash;
+        let mut n = self.size;
+        // Each trailing 1 bit of the old size is a perfect subtree of the new leaf's size
+        // that now has a right sibling: merge them.
+        while n & 1 == 1 {
+            let Some(left) = self.subtrees.pop() else {
+                break;
+            };
+            node = node_hash(&left, &node);
+            n >>= 1;
+        }
+        self.subtrees.push(node);
+        self.size += 1;
+    }
+
+    /// The root of the tree of every leaf pushed so far.
+    pub fn root(&self) -> [u8; 32] {
+        let mut it = self.subtrees.iter().rev();
+        let Some(last) = it.next() else {
+            return crate::canonical::sha256(b"");
+        };
+        it.fold(*last, |right, left| node_hash(left, &right))
+    }
+}
+
+/// RFC 9162 leaf hash of a receipt hash: SHA-256(0x00 ‖ leaf).
+pub fn leaf_hash(leaf: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([0u8]);
+    h.update(leaf);
+    h.finalize().into()
+}
+
+/// RFC 9162 interior node hash: SHA-256(0x01 ‖ left ‖ right).
+fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([1u8]);
+    h.update(left);
+    h.update(right);
+    h.finalize().into()
 }
 
 /// A signed tree head.
@@ -338,6 +406,19 @@ mod tests {
             .map_err(|e| format!("{e:?}"))?;
         root.verify_inclusion(log.leaf(idx).unwrap(), idx, &proof)
             .map_err(|e| format!("{e:?}"))
+    }
+
+    #[test]
+    fn frontier_matches_the_tree() {
+        let mut log = MerkleLog::new();
+        let mut f = MerkleFrontier::new();
+        assert_eq!(hex::encode(f.root()), log.root_hex());
+        for l in leaves(1100) {
+            log.push(l);
+            f.push_leaf_hash(leaf_hash(&l));
+            assert_eq!(hex::encode(f.root()), log.root_hex(), "size {}", log.len());
+        }
+        assert_eq!(f.len(), 1100);
     }
 
     proptest! {

@@ -119,6 +119,21 @@ impl NewReceipt {
         leaf: u64,
         time: String,
     ) -> Result<Receipt, LedgerError> {
+        Ok(self.seal_bytes(key, lamport, prev, leaf, time)?.receipt)
+    }
+
+    /// [`NewReceipt::seal`], also returning the canonical bytes and their SHA-256 (what a store
+    /// writes and the next receipt of the session chains to), from one serialisation: the
+    /// receipt is serialised with a placeholder signature of the right length, the signed bytes
+    /// are those without the `sig` member, and the signature then takes the placeholder's place.
+    pub fn seal_bytes(
+        &self,
+        key: &LedgerKey,
+        lamport: u64,
+        prev: Option<String>,
+        leaf: u64,
+        time: String,
+    ) -> Result<Sealed, LedgerError> {
         self.validate()?;
         let mut r = Receipt {
             v: FORMAT_VERSION,
@@ -140,12 +155,41 @@ impl NewReceipt {
             policy_sha256: self.policy_sha256.clone(),
             output_sha256: self.output_sha256.clone(),
             key_id: key.id().to_string(),
-            sig: String::new(),
+            sig: "0".repeat(SIG_HEX_LEN),
         };
         r.check_fields()?;
-        r.sig = key.sign_hex(&r.signing_bytes()?);
-        Ok(r)
+        let mut bytes = r.canonical_bytes()?;
+        let no_sig = || LedgerError::receipt(&r.id, "no sig member in the canonical form");
+        let (from, to) = crate::verify::sig_member(&bytes).ok_or_else(no_sig)?;
+        let mut unsigned = Vec::with_capacity(bytes.len() - (to - from));
+        unsigned.extend_from_slice(&bytes[..from]);
+        unsigned.extend_from_slice(&bytes[to..]);
+        let sig = key.sign_hex(&unsigned);
+        // The value sits between the member's opening and closing quotes.
+        let value = bytes
+            .get_mut(to - 1 - SIG_HEX_LEN..to - 1)
+            .filter(|_| sig.len() == SIG_HEX_LEN)
+            .ok_or_else(no_sig)?;
+        value.copy_from_slice(sig.as_bytes());
+        r.sig = sig;
+        let hash = sha256(&bytes);
+        Ok(Sealed {
+            receipt: r,
+            bytes,
+            hash,
+        })
     }
+}
+
+/// Hex digits of an Ed25519 signature.
+const SIG_HEX_LEN: usize = 128;
+
+/// A sealed receipt with its canonical bytes and their SHA-256.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    pub receipt: Receipt,
+    pub bytes: Vec<u8>,
+    pub hash: [u8; 32],
 }
 
 impl Receipt {
@@ -375,7 +419,11 @@ pub(crate) mod tests {
             let mut v = serde_json::to_value(&r).unwrap();
             v.as_object_mut().unwrap().remove("sig");
             proptest::prop_assert_eq!(r.signing_bytes().unwrap(), to_canonical(&v).unwrap());
-            proptest::prop_assert_eq!(Receipt::parse(&r.canonical_bytes().unwrap()).unwrap(), r);
+            proptest::prop_assert_eq!(Receipt::parse(&r.canonical_bytes().unwrap()).unwrap(), r.clone());
+            let s = n.seal_bytes(&k, lamport, (lamport > 1).then(|| sha256_hex(b"p")), lamport / 2, "2026-11-22T14:18:30.000Z".into()).unwrap();
+            proptest::prop_assert_eq!(&s.bytes, &r.canonical_bytes().unwrap());
+            proptest::prop_assert_eq!(s.hash, r.hash().unwrap());
+            proptest::prop_assert_eq!(s.receipt, r);
         }
     }
 

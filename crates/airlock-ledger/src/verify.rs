@@ -6,12 +6,14 @@
 
 use std::collections::HashMap;
 
-use ed25519_dalek::{Signature, VerifyingKey};
+use ed25519_dalek::VerifyingKey;
 
-use crate::canonical::sha256;
+use crate::batch::{BatchItem, verify_batch};
+use crate::canonical::{parse_hash, sha256};
 use crate::keys::{KeyRole, parse_signature};
+use crate::merkle::{MerkleFrontier, leaf_hash};
 use crate::registry::{Registry, RegistryEvent};
-use crate::{Checkpoint, LedgerError, MerkleLog, Receipt};
+use crate::{Checkpoint, LedgerError, Receipt};
 
 /// What a successful verification saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,10 +29,33 @@ pub struct VerifyReport {
     pub anchor: String,
 }
 
-/// One receipt after the parallel stage: parsed, its hash, and whether its signature holds.
+/// Receipts per batch signature check: enough to spread the multiscalar multiplication's fixed
+/// cost thin, few enough that re-checking a failed batch one by one stays quick.
+#[cfg(not(test))]
+const BATCH: usize = 2048;
+/// Small in tests, so a test log of a few hundred receipts spans several batches per thread.
+#[cfg(test)]
+const BATCH: usize = 32;
+
+/// Below this many receipts one thread does all the work (spawning costs more than it saves).
+const PARALLEL_FROM: usize = 256;
+
+/// One receipt after the parallel stage: parsed and signature checked, with its hashes.
 struct Checked {
     receipt: Receipt,
+    /// `prev`, decoded.
+    prev: Option<[u8; 32]>,
+    /// SHA-256 of the stored bytes: the next receipt's `prev`.
     hash: [u8; 32],
+    /// Its RFC 9162 leaf hash in the Merkle log.
+    leaf_hash: [u8; 32],
+}
+
+/// What the parallel stage made of a run of receipts: the good ones in order, then the error
+/// that stopped it, which belongs to the receipt right after them.
+struct Part {
+    ok: Vec<Checked>,
+    err: Option<LedgerError>,
 }
 
 pub struct LogVerifier {
@@ -59,6 +84,12 @@ impl LogVerifier {
 
     /// Verifies receipts given as `(stored leaf index, canonical bytes)` in leaf order, and
     /// checkpoints as canonical bytes.
+    ///
+    /// Two stages: receipts are parsed, checked field by field and their signatures checked in
+    /// batches on every core; then one pass in leaf order checks positions, per-session chains and
+    /// Lamport order, and recomputes the Merkle root at every checkpoint. An error found in the
+    /// first stage is reported at its place in the second, so the first bad receipt in leaf order
+    /// is the one named.
     pub fn verify(
         &self,
         receipts: &[(u64, Vec<u8>)],
@@ -68,22 +99,26 @@ impl LogVerifier {
             .map(|n| n.get())
             .unwrap_or(1)
             .min(8);
-        let chunk = receipts.len().div_ceil(threads).max(1);
-        let checked: Vec<Result<Vec<Checked>, LedgerError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = receipts
-                .chunks(chunk)
-                .map(|part| s.spawn(move || self.check_part(part)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(LedgerError::BadProof("verifier thread panicked".into()))
+        let parts: Vec<Part> = if threads == 1 || receipts.len() < PARALLEL_FROM {
+            vec![self.check_part(receipts)]
+        } else {
+            let chunk = receipts.len().div_ceil(threads).max(1);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = receipts
+                    .chunks(chunk)
+                    .map(|part| s.spawn(move || self.check_part(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| Part {
+                            ok: Vec::new(),
+                            err: Some(LedgerError::BadProof("verifier thread panicked".into())),
+                        })
                     })
-                })
-                .collect()
-        });
-        let mut log = MerkleLog::new();
+                    .collect()
+            })
+        };
         let mut cps = Vec::with_capacity(checkpoints.len());
         for b in checkpoints {
             cps.push(Checkpoint::parse(b)?);
@@ -100,10 +135,11 @@ impl LogVerifier {
                 break;
             }
         }
-        let mut heads: HashMap<String, (u64, [u8; 32])> = HashMap::new();
+        let mut heads: HashMap<&str, (u64, [u8; 32])> = HashMap::new();
+        let mut tree = MerkleFrontier::new();
         let mut position = 0u64;
-        for part in checked {
-            for c in part? {
+        for part in &parts {
+            for c in &part.ok {
                 let r = &c.receipt;
                 if r.leaf != position {
                     return Err(LedgerError::receipt(
@@ -114,7 +150,7 @@ impl LogVerifier {
                         ),
                     ));
                 }
-                match heads.get(&r.session) {
+                match heads.get(r.session.as_str()) {
                     None if r.lamport != 1 => {
                         return Err(LedgerError::receipt(
                             &r.id,
@@ -134,7 +170,7 @@ impl LogVerifier {
                                 ),
                             ));
                         }
-                        if r.prev.as_deref() != Some(hex::encode(hash).as_str()) {
+                        if c.prev.as_ref() != Some(hash) {
                             return Err(LedgerError::receipt(
                                 &r.id,
                                 format!(
@@ -146,14 +182,14 @@ impl LogVerifier {
                     }
                     None => {}
                 }
-                heads.insert(r.session.clone(), (r.lamport, c.hash));
-                log.push(c.hash);
+                heads.insert(r.session.as_str(), (r.lamport, c.hash));
+                tree.push_leaf_hash(c.leaf_hash);
                 position += 1;
                 while let Some(cp) = next_cp.peek() {
                     if cp.size != position {
                         break;
                     }
-                    if cp.root != log.root_hex() {
+                    if cp.root != hex::encode(tree.root()) {
                         return Err(LedgerError::BadCheckpoint {
                             size: cp.size,
                             detail: format!(
@@ -164,6 +200,9 @@ impl LogVerifier {
                     }
                     next_cp.next();
                 }
+            }
+            if let Some(e) = &part.err {
+                return Err(e.clone());
             }
         }
         if let Some(cp) = next_cp.next() {
@@ -181,69 +220,132 @@ impl LogVerifier {
             sessions: heads.len() as u64,
             checkpoints: cps.len() as u64,
             registry_events: self.registry.events().len() as u64,
-            root: log.root_hex(),
+            root: hex::encode(tree.root()),
             uncovered: position.saturating_sub(covered),
             anchor: self.registry.anchor().unwrap_or_default().to_string(),
         })
     }
 
-    /// Parses, checks fields and signatures of one slice of receipts.
-    fn check_part(&self, part: &[(u64, Vec<u8>)]) -> Result<Vec<Checked>, LedgerError> {
-        let mut out = Vec::with_capacity(part.len());
-        let mut msgs: Vec<Vec<u8>> = Vec::with_capacity(part.len());
-        let mut sigs: Vec<Signature> = Vec::with_capacity(part.len());
-        let mut keys: Vec<VerifyingKey> = Vec::with_capacity(part.len());
-        for (stored_leaf, bytes) in part {
-            let r = Receipt::parse(bytes).map_err(|e| match e {
-                LedgerError::BadReceipt { .. } => e,
-                other => LedgerError::receipt(&format!("at leaf {stored_leaf}"), other.to_string()),
-            })?;
-            if r.leaf != *stored_leaf {
-                return Err(LedgerError::receipt(
-                    &r.id,
-                    format!("stored at leaf {stored_leaf} but signed as leaf {}", r.leaf),
-                ));
-            }
-            let vk = self
-                .registry
-                .key_valid_at(&r.key_id, KeyRole::Ledger, &r.time)
-                .map_err(|d| LedgerError::receipt(&r.id, d))?;
-            let sig = parse_signature(&r.sig)
-                .ok_or_else(|| LedgerError::receipt(&r.id, "signature is not 128 hex digits"))?;
-            msgs.push(unsigned_from_canonical(bytes).unwrap_or(r.signing_bytes()?));
-            sigs.push(sig);
-            keys.push(*vk);
-            out.push(Checked {
-                hash: sha256(bytes),
-                receipt: r,
-            });
-        }
-        let refs: Vec<&[u8]> = msgs.iter().map(|m| m.as_slice()).collect();
-        if ed25519_dalek::verify_batch(&refs, &sigs, &keys).is_err() || out.is_empty() {
-            for (i, c) in out.iter().enumerate() {
-                if keys[i].verify_strict(refs[i], &sigs[i]).is_err() {
-                    return Err(LedgerError::receipt(
-                        &c.receipt.id,
-                        format!("signature does not verify with key {}", c.receipt.key_id),
-                    ));
+    /// Parses and checks one run of receipts, signatures in batches. Stops at the first
+    /// receipt that fails.
+    fn check_part(&self, part: &[(u64, Vec<u8>)]) -> Part {
+        let mut ok: Vec<Checked> = Vec::with_capacity(part.len());
+        for batch in part.chunks(BATCH) {
+            let start = ok.len();
+            let mut keys: Vec<VerifyingKey> = Vec::new();
+            let mut items: Vec<BatchItem<'_>> = Vec::with_capacity(batch.len());
+            let mut err = None;
+            for (stored_leaf, bytes) in batch {
+                match self.check_one(*stored_leaf, bytes, &mut keys) {
+                    Ok((c, item)) => {
+                        ok.push(c);
+                        items.push(item);
+                    }
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
                 }
             }
+            // The signatures of the receipts before the error, if any, come first: a bad one
+            // among them is the first bad receipt.
+            if !verify_batch(&keys, &items) {
+                let bad = items.iter().position(|item| {
+                    let msg = [item.msg[0], item.msg[1]].concat();
+                    keys[item.key].verify_strict(&msg, &item.sig).is_err()
+                });
+                if let Some(i) = bad {
+                    let r = &ok[start + i].receipt;
+                    let e = LedgerError::receipt(
+                        &r.id,
+                        format!("signature does not verify with key {}", r.key_id),
+                    );
+                    ok.truncate(start + i);
+                    return Part { ok, err: Some(e) };
+                }
+            }
+            if err.is_some() {
+                return Part { ok, err };
+            }
         }
-        Ok(out)
+        Part { ok, err: None }
+    }
+
+    /// Parses one stored receipt, checks its fields and finds its key; the signature goes to
+    /// the batch.
+    fn check_one<'a>(
+        &self,
+        stored_leaf: u64,
+        bytes: &'a [u8],
+        keys: &mut Vec<VerifyingKey>,
+    ) -> Result<(Checked, BatchItem<'a>), LedgerError> {
+        let r = Receipt::parse(bytes).map_err(|e| match e {
+            LedgerError::BadReceipt { .. } => e,
+            other => LedgerError::receipt(&format!("at leaf {stored_leaf}"), other.to_string()),
+        })?;
+        if r.leaf != stored_leaf {
+            return Err(LedgerError::receipt(
+                &r.id,
+                format!("stored at leaf {stored_leaf} but signed as leaf {}", r.leaf),
+            ));
+        }
+        let vk = self
+            .registry
+            .key_valid_at(&r.key_id, KeyRole::Ledger, &r.time)
+            .map_err(|d| LedgerError::receipt(&r.id, d))?;
+        let sig = parse_signature(&r.sig)
+            .ok_or_else(|| LedgerError::receipt(&r.id, "signature is not 128 hex digits"))?;
+        let (cut_from, cut_to) = sig_member(bytes)
+            .ok_or_else(|| LedgerError::receipt(&r.id, "no sig member in the stored bytes"))?;
+        let key = match keys.iter().position(|k| k == vk) {
+            Some(i) => i,
+            None => {
+                keys.push(*vk);
+                keys.len() - 1
+            }
+        };
+        let prev = match &r.prev {
+            Some(p) => Some(
+                parse_hash("prev", p).map_err(|e| LedgerError::receipt(&r.id, e.to_string()))?,
+            ),
+            None => None,
+        };
+        let hash = sha256(bytes);
+        Ok((
+            Checked {
+                receipt: r,
+                prev,
+                hash,
+                leaf_hash: leaf_hash(&hash),
+            },
+            BatchItem {
+                key,
+                sig,
+                msg: [&bytes[..cut_from], &bytes[cut_to..]],
+            },
+        ))
     }
 }
 
-/// The signed bytes of a receipt already known to be canonical: the same bytes without the
-/// `"sig":"…",` member. In canonical JSON a quote inside a string is escaped, so the unescaped
-/// sequence `,"sig":"` can only be the top-level key (receipts have no other `sig` member).
-pub fn unsigned_from_canonical(bytes: &[u8]) -> Option<Vec<u8>> {
+/// Where the `,"sig":"…"` member of canonical receipt bytes starts and ends. In canonical JSON a
+/// quote inside a string is escaped, so the unescaped sequence `,"sig":"` can only be the
+/// top-level key (receipts have no other `sig` member); it sits near the end, so the search
+/// runs backwards.
+pub(crate) fn sig_member(bytes: &[u8]) -> Option<(usize, usize)> {
     const KEY: &[u8] = b",\"sig\":\"";
-    let at = bytes.windows(KEY.len()).position(|w| w == KEY)?;
+    let at = bytes.windows(KEY.len()).rposition(|w| w == KEY)?;
     let value_start = at + KEY.len();
     let end = value_start + bytes[value_start..].iter().position(|b| *b == b'"')?;
-    let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..at]);
-    out.extend_from_slice(&bytes[end + 1..]);
+    Some((at, end + 1))
+}
+
+/// The signed bytes of a receipt already known to be canonical: the same bytes without the
+/// `"sig":"…",` member.
+pub fn unsigned_from_canonical(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (from, to) = sig_member(bytes)?;
+    let mut out = Vec::with_capacity(bytes.len() - (to - from));
+    out.extend_from_slice(&bytes[..from]);
+    out.extend_from_slice(&bytes[to..]);
     Some(out)
 }
 
@@ -252,7 +354,7 @@ mod tests {
     use super::*;
     use crate::keys::KeyRole;
     use crate::receipt::tests::sample;
-    use crate::{LedgerKey, time};
+    use crate::{LedgerKey, MerkleLog, time};
 
     pub struct Fixture {
         pub events: Vec<Vec<u8>>,
@@ -398,6 +500,54 @@ mod tests {
                 .to_string()
                 .contains("registry event 1")
         );
+    }
+
+    /// Changes one hex digit of a receipt's signature (the bytes stay canonical).
+    fn break_signature(bytes: &mut [u8]) {
+        let at = bytes.windows(7).position(|w| w == b"\"sig\":\"").unwrap() + 7 + 10;
+        bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    }
+
+    #[test]
+    fn bad_signature_in_a_large_batch_is_named() {
+        let clean = fixture(300);
+        run(&clean).unwrap();
+        for victim in [0, 149, 150, 230] {
+            let mut f = fixture_copy(&clean);
+            break_signature(&mut f.receipts[victim].1);
+            let e = run(&f).unwrap_err().to_string();
+            assert!(
+                e.contains(&id_of(&f.receipts[victim].1))
+                    && e.contains("signature does not verify"),
+                "{victim}: {e}"
+            );
+        }
+        // Two bad signatures in one batch: the first is named.
+        let mut f = fixture_copy(&clean);
+        break_signature(&mut f.receipts[270].1);
+        break_signature(&mut f.receipts[260].1);
+        let e = run(&f).unwrap_err().to_string();
+        assert!(e.contains(&id_of(&f.receipts[260].1)), "{e}");
+    }
+
+    /// A problem the first (parallel) stage finds later in the log does not hide one the second
+    /// (in-order) stage finds earlier.
+    #[test]
+    fn first_bad_receipt_in_leaf_order_is_named() {
+        let mut f = fixture(300);
+        let next = id_of(&f.receipts[101].1);
+        break_signature(&mut f.receipts[120].1);
+        f.receipts.remove(100);
+        let e = run(&f).unwrap_err().to_string();
+        assert!(e.contains(&next), "{e}");
+    }
+
+    fn fixture_copy(f: &Fixture) -> Fixture {
+        Fixture {
+            events: f.events.clone(),
+            receipts: f.receipts.clone(),
+            checkpoints: f.checkpoints.clone(),
+        }
     }
 
     #[test]
