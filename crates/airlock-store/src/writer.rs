@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use airlock_ledger::canonical::{parse_hash, sha256};
+use airlock_ledger::canonical::parse_hash;
 use airlock_ledger::{Checkpoint, LedgerKey, MerkleLog, Receipt, time};
 use sqlx::Row;
 
@@ -198,10 +198,11 @@ impl Writer {
                 log.push(*hash);
             }
         }
-        for chunk in rows.chunks(INSERT_ROWS) {
+        let sqlite = tx.is_sqlite();
+        for chunk in pieces(&rows) {
             let sql = format!(
                 "INSERT INTO receipts (leaf, id, request_id, session, lamport, hash, body, payload, created_ms) VALUES {}",
-                placeholders(chunk.len(), 9)
+                placeholders(sqlite, chunk.len(), 9)
             );
             on_tx!(tx, c => {
                 let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -243,11 +244,11 @@ impl Writer {
             .iter()
             .filter_map(|(s, (l, h))| h.as_ref().map(|h| (s, to_i64(*l), h)))
             .collect();
-        for chunk in changed.chunks(INSERT_ROWS) {
+        for chunk in pieces(&changed) {
             let sql = format!(
                 "INSERT INTO ledger_heads (session, lamport, head) VALUES {} \
                  ON CONFLICT (session) DO UPDATE SET lamport = excluded.lamport, head = excluded.head",
-                placeholders(chunk.len(), 3)
+                placeholders(sqlite, chunk.len(), 3)
             );
             on_tx!(tx, c => {
                 let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -302,11 +303,42 @@ impl Writer {
     }
 }
 
-/// Rows per multi-row statement (9 parameters each stays far below SQLite's 32,766 limit).
-const INSERT_ROWS: usize = 200;
+/// Row counts of the multi-row statements. A batch is cut greedily into pieces of these sizes, so
+/// only a few distinct statement texts exist and sqlx prepares each once per connection (it caches
+/// prepared statements by text): preparing a statement of many parameters costs more than running
+/// it, as SQLite resolves each `$N` name by a linear search.
+const PIECES: [usize; 4] = [128, 32, 8, 1];
+
+/// `rows` cut into pieces whose lengths are in [`PIECES`], in order.
+fn pieces<T>(rows: &[T]) -> Vec<&[T]> {
+    let mut out = Vec::new();
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let n = PIECES
+            .iter()
+            .copied()
+            .find(|&p| p <= rest.len())
+            .unwrap_or(1);
+        let (head, tail) = rest.split_at(n);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// One parameter: `?` on SQLite (bound by position, which sqlx then does without asking SQLite
+/// for each parameter's name), `$i` on PostgreSQL.
+fn param(s: &mut String, sqlite: bool, i: usize) {
+    if sqlite {
+        s.push('?');
+    } else {
+        s.push('$');
+        s.push_str(&i.to_string());
+    }
+}
 
 /// `($1, $2), ($3, $4)` for `rows` rows of `cols` parameters.
-fn placeholders(rows: usize, cols: usize) -> String {
+fn placeholders(sqlite: bool, rows: usize, cols: usize) -> String {
     let mut s = String::with_capacity(rows * cols * 5);
     for r in 0..rows {
         if r > 0 {
@@ -317,8 +349,7 @@ fn placeholders(rows: usize, cols: usize) -> String {
             if c > 0 {
                 s.push_str(", ");
             }
-            s.push('$');
-            s.push_str(&(r * cols + c + 1).to_string());
+            param(&mut s, sqlite, r * cols + c + 1);
         }
         s.push(')');
     }
@@ -326,11 +357,15 @@ fn placeholders(rows: usize, cols: usize) -> String {
 }
 
 /// `$1, $2, …, $n`.
-fn list(n: usize) -> String {
-    (1..=n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+fn list(sqlite: bool, n: usize) -> String {
+    let mut s = String::with_capacity(n * 5);
+    for i in 1..=n {
+        if i > 1 {
+            s.push_str(", ");
+        }
+        param(&mut s, sqlite, i);
+    }
+    s
 }
 
 /// The stored bodies of the request ids already recorded.
@@ -339,10 +374,11 @@ async fn existing_receipts(
     ids: &[&str],
 ) -> Result<HashMap<String, String>, StoreError> {
     let mut out = HashMap::new();
-    for chunk in ids.chunks(INSERT_ROWS * 4) {
+    let sqlite = tx.is_sqlite();
+    for chunk in pieces(ids) {
         let sql = format!(
             "SELECT request_id, body FROM receipts WHERE request_id IN ({})",
-            list(chunk.len())
+            list(sqlite, chunk.len())
         );
         let rows: Vec<(String, String)> = on_tx!(tx, c => {
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -366,10 +402,11 @@ async fn session_heads(
     sessions: &[&str],
 ) -> Result<HashMap<String, (u64, Option<String>)>, StoreError> {
     let mut out = HashMap::new();
-    for chunk in sessions.chunks(INSERT_ROWS * 4) {
+    let sqlite = tx.is_sqlite();
+    for chunk in pieces(sessions) {
         let sql = format!(
             "SELECT session, lamport, head FROM ledger_heads WHERE session IN ({})",
-            list(chunk.len())
+            list(sqlite, chunk.len())
         );
         let rows: Vec<(String, i64, String)> = on_tx!(tx, c => {
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -438,11 +475,9 @@ fn seal_all(
                     prev = heads.get(&n.session).and_then(|h| h.1.clone());
                     first = false;
                 }
-                let r = n.seal(key, f.lamport, prev.clone(), f.leaf, now.to_string())?;
-                let bytes = r.canonical_bytes()?;
-                let hash = sha256(&bytes);
-                prev = Some(hex::encode(hash));
-                f.sealed = Some((r, bytes, hash));
+                let s = n.seal_bytes(key, f.lamport, prev.take(), f.leaf, now.to_string())?;
+                prev = Some(hex::encode(s.hash));
+                f.sealed = Some((s.receipt, s.bytes, s.hash));
             }
         }
         Ok(())
@@ -469,6 +504,12 @@ fn seal_all(
 /// Small batches are sealed on the calling thread (spawning costs more than it saves).
 fn fresh_len_small(groups: &[Vec<Vec<&mut Fresh>>]) -> bool {
     groups.iter().flatten().map(Vec::len).sum::<usize>() < 16
+}
+
+impl Tx {
+    fn is_sqlite(&self) -> bool {
+        matches!(self, Tx::Sqlite(_))
+    }
 }
 
 /// Takes the ledger lock and reads the log's state.
@@ -499,4 +540,29 @@ async fn store_state(tx: &mut Tx, s: &State) -> Result<(), StoreError> {
             .await?;
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_the_rows_in_order_with_few_sizes() {
+        for n in [0usize, 1, 7, 8, 9, 127, 128, 129, 300, 1024] {
+            let rows: Vec<usize> = (0..n).collect();
+            let ps = pieces(&rows);
+            assert_eq!(ps.concat(), rows);
+            assert!(ps.iter().all(|p| PIECES.contains(&p.len())), "{n}");
+        }
+        let lens: Vec<usize> = pieces(&[0u8; 300]).iter().map(|p| p.len()).collect();
+        assert_eq!(lens, [128, 128, 32, 8, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn placeholders_per_backend() {
+        assert_eq!(placeholders(false, 2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(placeholders(true, 2, 2), "(?, ?), (?, ?)");
+        assert_eq!(list(false, 3), "$1, $2, $3");
+        assert_eq!(list(true, 3), "?, ?, ?");
+    }
 }
