@@ -87,6 +87,8 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
             other => panic!("{at}: unknown severity {other:?}"),
         };
         let tier = r.get("tier").and_then(|v| v.as_integer()).unwrap_or(-1);
+        let id = str_field(r, "id", &at);
+        let full_id = format!("{pack}.{id}");
         let pattern = str_field(r, "pattern", &at);
         let literals = match prefix_literals(&pattern) {
             Some((anchored, lits)) => {
@@ -101,8 +103,7 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
         };
         let _ = writeln!(
             out,
-            "    StaticRule {{ pack: {pack:?}, id: {:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
-            str_field(r, "id", &at),
+            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
             strs(r, "keywords", &at)
                 .iter()
                 .map(|k| k.to_ascii_lowercase())

@@ -119,6 +119,8 @@ pub struct Rule {
 pub struct StaticRule {
     pub pack: &'static str,
     pub id: &'static str,
+    /// `pack.id`.
+    pub full_id: &'static str,
     pub on: Target,
     pub keywords: &'static [&'static str],
     pub pattern: &'static str,
@@ -253,8 +255,10 @@ pub struct RuleSet {
 /// search, which it replaced because building that automaton dominated a hook's start-up).
 #[derive(Debug, Default)]
 pub struct KeywordIndex {
-    /// Keywords of two bytes or more, lowercase, sorted by their first two bytes.
+    /// Keywords of two bytes or more, sorted by their first two bytes.
     long: Vec<Keyword>,
+    /// The lowercase bytes of every long keyword, one after the other.
+    bytes: Vec<u8>,
     /// Bit `(a << 8) | b` is set when some keyword starts with the (lowercase) bytes `a`, `b`.
     pairs: Vec<u64>,
     /// One-byte keywords (lowercase) with their rule.
@@ -267,7 +271,9 @@ pub struct KeywordIndex {
 struct Keyword {
     /// First two bytes, lowercase, as `(a << 8) | b`.
     pair: u16,
-    text: Box<[u8]>,
+    /// Where the keyword's bytes are in [`KeywordIndex::bytes`].
+    start: u32,
+    len: u32,
     rule: usize,
 }
 
@@ -295,15 +301,26 @@ impl KeywordIndex {
                 [a, b, ..] => {
                     let pair = pair_of(*a, *b);
                     ix.pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+                    let (Ok(start), Ok(len)) =
+                        (u32::try_from(ix.bytes.len()), u32::try_from(k.len()))
+                    else {
+                        // over 4 GiB of keywords: cannot happen with real packs; keep the rule a
+                        // candidate for every text rather than lose it
+                        ix.single.extend((0..=255u8).map(|b| (b, rule)));
+                        ix.single_bytes = [u64::MAX; 4];
+                        continue;
+                    };
+                    ix.bytes.extend(k.iter().map(u8::to_ascii_lowercase));
                     ix.long.push(Keyword {
                         pair,
-                        text: k.to_ascii_lowercase().into_boxed_slice(),
+                        start,
+                        len,
                         rule,
                     });
                 }
             }
         }
-        ix.long.sort_by_key(|k| k.pair);
+        ix.long.sort_unstable_by_key(|k| (k.pair, k.start));
         ix
     }
 
@@ -331,8 +348,9 @@ impl KeywordIndex {
             let rest = &t[i..];
             let from = self.long.partition_point(|k| k.pair < pair);
             for k in self.long[from..].iter().take_while(|k| k.pair == pair) {
-                if rest.len() >= k.text.len() && rest[..k.text.len()].eq_ignore_ascii_case(&k.text)
-                {
+                let (start, len) = (k.start as usize, k.len as usize);
+                let kw = self.bytes.get(start..start + len).unwrap_or_default();
+                if rest.len() >= len && rest[..len].eq_ignore_ascii_case(kw) {
                     found(k.rule);
                 }
             }
@@ -393,7 +411,7 @@ impl RuleSet {
         let drafts = BUILTIN_TABLE
             .iter()
             .map(|r| Draft {
-                id: format!("{}.{}", r.pack, r.id),
+                id: r.full_id.to_string(),
                 on: r.on,
                 keywords: r.keywords.iter().map(|k| Cow::Borrowed(*k)).collect(),
                 pattern: Cow::Borrowed(r.pattern),
