@@ -21,6 +21,7 @@ pub enum GrantError {
     Invalid(String),
     #[error("{0}")]
     Internal(String),
+    #[cfg(feature = "store")]
     #[error(transparent)]
     Store(#[from] airlock_store::StoreError),
 }
@@ -34,7 +35,9 @@ impl GrantError {
             GrantError::NotUsable { .. } => ReasonCode::GrantNotUsable,
             GrantError::NotFound(_) => ReasonCode::GrantNotFound,
             GrantError::Invalid(_) => ReasonCode::GrantInvalid,
-            GrantError::Internal(_) | GrantError::Store(_) => ReasonCode::InternalError,
+            GrantError::Internal(_) => ReasonCode::InternalError,
+            #[cfg(feature = "store")]
+            GrantError::Store(_) => ReasonCode::InternalError,
         }
     }
 }

@@ -6,16 +6,19 @@
 //! against its ancestors; revoking cascades to everything derived. [`GrantBook`] does all of it
 //! over `airlock_store::Db` (SQLite or PostgreSQL), where a use is an atomic check-and-consume.
 //!
-//! The scope logic (matching, attenuation, broadness) is synchronous and usable on its own.
+//! The scope logic (matching, attenuation, broadness) is synchronous and usable on its own:
+//! without the default `store` feature the crate has no async or database dependency.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "store")]
 mod book;
 pub mod broad;
 mod error;
 mod model;
 pub mod scope;
 
+#[cfg(feature = "store")]
 pub use book::{Clock, Forward, GrantBook, GrantConfig, ListFilter, NewGrant, system_now_ms};
 pub use broad::check_narrow;
 pub use error::GrantError;

@@ -158,6 +158,7 @@ impl Grant {
         }
     }
 
+    #[cfg(feature = "store")]
     pub(crate) fn to_row(&self) -> Result<airlock_store::GrantRow, GrantError> {
         Ok(airlock_store::GrantRow {
             id: self.id.clone(),
@@ -184,6 +185,7 @@ impl Grant {
 
     /// Reads a stored row; a row that does not parse is an error naming the grant (never
     /// silently usable).
+    #[cfg(feature = "store")]
     pub fn from_row(r: &airlock_store::GrantRow) -> Result<Grant, GrantError> {
         let bad = |what: &str, e: String| {
             GrantError::Invalid(format!("stored grant {} has a bad {what}: {e}", r.id))
@@ -284,12 +286,14 @@ mod tests {
         ];
         let grants: Vec<Grant> = scopes.into_iter().map(sample).collect();
         insta::assert_json_snapshot!(grants);
+        #[cfg(feature = "store")]
         for g in &grants {
             let row = g.to_row().unwrap();
             assert_eq!(&Grant::from_row(&row).unwrap(), g);
         }
     }
 
+    #[cfg(feature = "store")]
     #[test]
     fn bad_rows_are_errors() {
         let mut row = sample(Scope::command_prefix("ls").unwrap())
