@@ -197,14 +197,20 @@ impl Rule {
             return true;
         };
         let t = text.as_bytes();
+        // compare first bytes before whole slices: a slice comparison is a memcmp call
+        let at = |i: usize, l: &[u8]| match (t.get(i), l.first()) {
+            (_, None) => true,
+            (Some(a), Some(b)) => a == b && t.get(i..i + l.len()) == Some(l),
+            (None, Some(_)) => false,
+        };
         if anchored {
-            return lits.iter().any(|l| t.starts_with(l));
+            return lits.iter().any(|l| at(0, l));
         }
-        // a plain scan is quick on command-sized texts; long ones go straight to the regex
-        t.len() > 4096
-            || lits
-                .iter()
-                .any(|l| l.is_empty() || t.windows(l.len()).any(|w| w == *l))
+        // a scan is quick on short texts and few literals; otherwise go straight to the regex
+        if t.len() > 1024 || lits.len() > 8 {
+            return true;
+        }
+        lits.iter().any(|l| (0..t.len().max(1)).any(|i| at(i, l)))
     }
 
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
