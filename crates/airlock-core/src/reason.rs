@@ -122,6 +122,8 @@ reason_codes! {
     GrantNotFound = "GRANT_NOT_FOUND": "no grant has this id",
     /// A grant request or a stored grant is malformed.
     GrantInvalid = "GRANT_INVALID": "the grant request or stored grant is malformed",
+    /// A grant's life-cycle event, recorded in the ledger (not a decision on an action).
+    GrantEvent = "GRANT_EVENT": "a grant was created, confirmed, revoked or ended with its session (a ledger record)",
 }
 
 impl fmt::Display for ReasonCode {

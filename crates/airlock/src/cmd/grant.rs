@@ -217,7 +217,15 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
             Ok(0)
         }
         What::Confirm { id, by } => {
-            let g = book.confirm(&id, &person(by)?).await?;
+            let who = person(by)?;
+            let g = book.confirm(&id, &who).await?;
+            crate::record::record_grant_event(
+                "confirm",
+                serde_json::to_value(&g)?,
+                Some(&g.id),
+                &format!("person:{who}"),
+            )
+            .await?;
             println!(
                 "confirmed {} by {}",
                 g.id,
@@ -228,6 +236,16 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         What::Revoke { id, reason } => {
             let before = book.show(&id).await?;
             let n = book.revoke(&id, &reason).await?;
+            if n > 0 {
+                let who = operator();
+                crate::record::record_grant_event(
+                    "revoke",
+                    serde_json::json!({"id": id, "reason": reason, "revoked": n}),
+                    Some(&id),
+                    &format!("person:{who}"),
+                )
+                .await?;
+            }
             if n == 0 && before.revoked_at.is_some() {
                 println!("{id} was already revoked; nothing changed");
             } else {
@@ -241,6 +259,14 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         }
         What::EndSession { session } => {
             let n = book.end_session(&session).await?;
+            let who = operator();
+            crate::record::record_grant_event(
+                "end_session",
+                serde_json::json!({"session": session, "revoked": n}),
+                None,
+                &format!("person:{who}"),
+            )
+            .await?;
             println!("session {session} ended: {n} grant(s) revoked");
             Ok(0)
         }
@@ -274,6 +300,16 @@ async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
     let mut req = NewGrant::new(Subject::new(a.agent, a.session), scope, kind);
     req.max_uses = a.uses;
     req.reason = a.reason;
+    if a.allow_broad {
+        let policy = crate::cmd::policy::PolicyArgs::default().load()?;
+        if !policy.settings.allow_broad_grants {
+            return Err(GrantError::TooBroad(
+                "--allow-broad needs `allow_broad_grants = true` in the managed (admin) policy"
+                    .into(),
+            )
+            .into());
+        }
+    }
     req.allow_broad = a.allow_broad;
     req.dangerous_tool = a.dangerous;
     if let Some(e) = &a.expires {
@@ -281,7 +317,15 @@ async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
         let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         req.expires_at = Some(book.now().saturating_add(ms));
     }
-    let g = book.create(req, &person(a.by)?).await?;
+    let who = person(a.by)?;
+    let g = book.create(req, &who).await?;
+    crate::record::record_grant_event(
+        "add",
+        serde_json::to_value(&g)?,
+        Some(&g.id),
+        &format!("person:{who}"),
+    )
+    .await?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&g)?);
     } else {
@@ -336,6 +380,14 @@ fn print_grant(g: &Grant, now: i64) {
     if !g.reason.is_empty() {
         println!("reason:    {}", g.reason);
     }
+}
+
+/// Who ran a revoking command, for its ledger record.
+fn operator() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn person(by: Option<String>) -> Result<String> {

@@ -464,11 +464,22 @@ async fn replay(strict: bool) -> Result<u8> {
                 );
                 continue;
             }
+            // grant life-cycle records are not decisions to re-make
+            if let Action::Tool { tool, .. } = &action
+                && tool.starts_with("airlock.grant.")
+            {
+                skipped += 1;
+                continue;
+            }
             if r.policy_sha256 != current_policy {
                 other_policy += 1;
             }
             let now = policy.evaluate(&action, &ctx);
-            if now.decision == r.decision {
+            // an ask answered by a grant was recorded as the grant's allow
+            let by_grant = r.grant.is_some()
+                && r.decision == airlock_core::Decision::Allow
+                && now.decision == airlock_core::Decision::Ask;
+            if now.decision == r.decision || by_grant {
                 same += 1;
             } else {
                 differ += 1;
@@ -486,7 +497,7 @@ async fn replay(strict: bool) -> Result<u8> {
     }
     db.close().await;
     println!(
-        "replayed {} actions: {same} same, {differ} differ; {skipped} not re-decidable (no stored payload); {bad_payload} with a payload that does not match",
+        "replayed {} actions: {same} same, {differ} differ; {skipped} not re-decided (no stored payload, or a grant record); {bad_payload} with a payload that does not match",
         same + differ
     );
     if other_policy > 0 {

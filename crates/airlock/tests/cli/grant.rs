@@ -106,7 +106,8 @@ fn flow(data: &Path, database: Option<&str>) {
         assert_eq!(code, 1, "{broad:?}: {err}");
         assert!(err.contains("GRANT_SCOPE_TOO_BROAD"), "{err}");
     }
-    let (code, _, err) = run(cli().args([
+    // --allow-broad alone is not enough: only the managed (admin) policy can allow it
+    let broad = [
         "grant",
         "add",
         "--agent",
@@ -114,7 +115,13 @@ fn flow(data: &Path, database: Option<&str>) {
         "--prefix",
         "bash -c",
         "--allow-broad",
-    ]));
+    ];
+    let (code, _, err) = run(cli().env_remove("AIRLOCK_MANAGED_POLICY").args(broad));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("managed"), "{err}");
+    let managed = data.join("managed.toml");
+    std::fs::write(&managed, "[policy]\nallow_broad_grants = true\n").unwrap();
+    let (code, _, err) = run(cli().env("AIRLOCK_MANAGED_POLICY", &managed).args(broad));
     assert_eq!(code, 0, "{err}");
     // A compound line is not a prefix at all.
     let (code, _, err) = run(cli().args([

@@ -319,6 +319,21 @@ fn grants_turn_a_covered_ask_into_an_allow_once_and_are_recorded() {
     let receipts = std::fs::read_to_string(d.path().join("pack/receipts.jsonl")).unwrap();
     assert!(receipts.contains("\"grant\":\"gr_"), "{receipts}");
     assert!(receipts.contains("person:alice"), "{receipts}");
+    // the grant's creation is in the ledger too, and replay leaves such records alone
+    let n_events = receipts
+        .lines()
+        .filter(|l| l.contains("GRANT_EVENT"))
+        .count();
+    assert_eq!(n_events, 1, "{receipts}");
+    for args in [
+        &["ledger", "verify"][..],
+        &["ledger", "replay", "--verify"][..],
+    ] {
+        let mut c = airlock(d.path());
+        as_agent(&mut c);
+        let (code, text) = run(c.args(args));
+        assert_eq!(code, 0, "{args:?}: {text}");
+    }
     // used up: asked again
     let mut c = airlock(d.path());
     as_agent(&mut c);
