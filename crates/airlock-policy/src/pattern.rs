@@ -403,3 +403,62 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The same glob semantics written another way: a regex over the whole text.
+    fn reference(pattern: &str, text: &str) -> bool {
+        let norm = pattern.split_whitespace().collect::<Vec<_>>().join(" ");
+        let body: Vec<String> = norm.split('*').map(regex_escape).collect();
+        let mut re = format!("^{}$", body.join(".*"));
+        if norm.ends_with(" *") {
+            let bare: Vec<String> = norm[..norm.len() - 2]
+                .split('*')
+                .map(regex_escape)
+                .collect();
+            re = format!("{re}|^{}$", bare.join(".*"));
+        }
+        regex_lite_match(&re, text)
+    }
+
+    fn regex_escape(s: &str) -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == ' ' {
+                    c.to_string()
+                } else {
+                    format!("\\x{{{:x}}}", c as u32)
+                }
+            })
+            .collect()
+    }
+
+    fn regex_lite_match(re: &str, text: &str) -> bool {
+        regex::Regex::new(&format!("(?s){re}")).is_ok_and(|r| r.is_match(text))
+    }
+
+    proptest! {
+        #[test]
+        fn command_patterns_agree_with_a_regex(
+            pat in "[a-c -]{0,3}(\\*[a-c -]{0,3}){0,3}",
+            text in "[a-c -]{0,10}",
+        ) {
+            prop_assume!(!pat.trim().is_empty() && !pat.trim().ends_with(":*"));
+            let p = CommandPattern::new(&pat).unwrap();
+            prop_assert_eq!(p.matches(&text), reference(&pat, &text), "{:?} {:?}", pat, text);
+        }
+
+        #[test]
+        fn parsing_never_panics(s in "\\PC{0,40}") {
+            let _ = Matcher::parse_claude(&s);
+            let _ = CommandPattern::new(&s);
+            let _ = NameGlob::new(&s);
+            let _ = PathPattern::new(&s);
+            let _ = DomainPattern::new(&s);
+            let _ = url_host(&s);
+        }
+    }
+}
