@@ -149,7 +149,20 @@ impl Policy {
             v.trace = trace;
             return v;
         }
-        let locked = ins.assessment.reasons.iter().any(unloosenable);
+        // on a shell line, findings about what the commands do beyond their names (a redirect
+        // into a sensitive file, inline code, an expansion that may reach `/`) are not the
+        // command an allow rule names, so no allow rule overrides them
+        let shell = matches!(action, Action::Shell { .. });
+        let locked = ins.assessment.reasons.iter().any(|f| {
+            unloosenable(f)
+                || (shell
+                    && matches!(
+                        f.code,
+                        ReasonCode::SensitivePath
+                            | ReasonCode::InlineCode
+                            | ReasonCode::UnsafeExpansion
+                    ))
+        });
         for layer in &self.layers {
             let Some((rule, decision)) = self.layer_outcome(&layer.rules, &ins) else {
                 continue;
