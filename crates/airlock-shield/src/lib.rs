@@ -17,6 +17,7 @@ pub mod decode;
 pub mod flags;
 pub mod model;
 pub mod normalize;
+pub mod plan;
 pub mod reach;
 mod result;
 pub mod rules;

@@ -3,14 +3,23 @@
 //! expression, a weight, and examples that must and must not match (checked by tests, and at
 //! load time for user-supplied rule files through [`RuleSet::check_examples`]).
 //!
-//! A keyword hit wakes its rules, and each woken rule's regex runs only on a window around the
-//! hit as wide as the rule's [`reach`](crate::reach) (overlapping windows of one rule merged), so
-//! common keywords cost a short search each rather than a pass over the whole text.
+//! Each rule runs as its [`plan`](crate::plan) says: the branches whose matches start with a
+//! keyword are tried anchored at that keyword's hits (a search that stops within a few bytes
+//! when the text does not fit), the others on a window around the hits of the keywords their
+//! syntax shows every match holds, as wide as their [`reach`](crate::reach) (overlapping
+//! windows merged). Common keywords thus cost a short search each rather than a pass over the
+//! whole text.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+
+use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::Regex;
 use serde::Deserialize;
 
+use std::sync::OnceLock;
+
+use crate::plan::plan;
 use crate::reach::{reach, stretch, window_in};
 use crate::{Direction, Error};
 
@@ -86,16 +95,29 @@ pub struct Rule {
     pub category: String,
     pub message: String,
     pub weight: f32,
-    /// How far (in characters) a match can reach from its keyword.
-    pub reach: usize,
     user: bool,
     tool: bool,
-    regex: Regex,
+    pattern: String,
+    /// The whole pattern, compiled on first use (checks and tests; the scan runs the parts).
+    full: OnceLock<Option<Regex>>,
+    /// `\A(?:…)` over the branches whose matches start with a keyword: tried at keyword hits.
+    anchored: Option<Regex>,
+    /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
+    /// of its own keywords as wide as its reach (how far, in characters, a match can reach from
+    /// its keyword).
+    windowed: Vec<(Regex, usize)>,
     pub must_match: Vec<String>,
     pub not_match: Vec<String>,
 }
 
 impl Rule {
+    /// The whole pattern (compiled case-insensitively on first use).
+    pub fn regex(&self) -> Option<&Regex> {
+        self.full
+            .get_or_init(|| build_regex(&self.pattern).ok())
+            .as_ref()
+    }
+
     pub fn applies(&self, d: Direction) -> bool {
         match d {
             Direction::User => self.user,
@@ -108,12 +130,30 @@ impl Rule {
 #[derive(Debug)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    prefilter: AhoCorasick,
-    /// For each prefilter pattern, the rules it can wake.
-    keyword_rules: Vec<Vec<u16>>,
+    prefilter: DFA,
+    /// For each prefilter pattern, the rules it can wake and how: bit 0 ([`ANCHORED`]) tries
+    /// the anchored branches, bit `1 + g` opens a window for windowed group `g`.
+    keyword_rules: Vec<Vec<(u16, u8)>>,
     /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
     /// is not woken by "said" (every pattern starts its words at `\b`).
     word_start: Vec<bool>,
+    /// The automaton's (unanchored) start state.
+    start: StateID,
+}
+
+/// A keyword hit tries the rule's anchored branches there.
+const ANCHORED: u8 = 1;
+/// Keyword hits buffered before the scan handles them.
+const HIT_BATCH: usize = 64;
+
+/// Windowed groups per rule (see [`crate::plan::Plan::windowed`]).
+const GROUPS: usize = 2;
+
+fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(4 << 20)
+        .build()
 }
 
 /// A rule match inside one text.
@@ -129,7 +169,7 @@ impl RuleSet {
     pub fn compile(files: &[(&str, &str)]) -> Result<RuleSet, Error> {
         let mut rules = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
-        let mut keyword_rules: Vec<Vec<u16>> = Vec::new();
+        let mut keyword_rules: Vec<Vec<(u16, u8)>> = Vec::new();
         for (name, src) in files {
             let file: File = toml::from_str(src).map_err(|e| Error::Rules {
                 file: (*name).to_string(),
@@ -149,19 +189,54 @@ impl RuleSet {
                 if spec.keywords.is_empty() || spec.must_match.is_empty() {
                     return Err(bad("needs keywords and at least one match example".into()));
                 }
-                let regex = regex::RegexBuilder::new(&spec.pattern)
-                    .case_insensitive(true)
-                    .size_limit(4 << 20)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
+                let lower: Vec<String> = spec
+                    .keywords
+                    .iter()
+                    .map(|k| k.to_ascii_lowercase())
+                    .collect();
+                let plan = plan(&spec.pattern, &lower);
+                let part = |branches: &[String], anchored: bool| -> Result<Option<Regex>, Error> {
+                    if branches.is_empty() {
+                        return Ok(None);
+                    }
+                    let joined = branches.join("|");
+                    let src = if anchored {
+                        format!(r"\A(?:{joined})")
+                    } else {
+                        joined
+                    };
+                    build_regex(&src).map(Some).map_err(|e| bad(e.to_string()))
+                };
+                let anchored = part(&plan.anchored, true)?;
+                let mut windowed = Vec::new();
+                for (branches, _) in plan.windowed.iter().take(GROUPS) {
+                    if let Some(re) = part(branches, false)? {
+                        windowed.push((re, reach(&branches.join("|"))));
+                    }
+                }
                 let idx = u16::try_from(rules.len()).map_err(|_| bad("too many rules".into()))?;
-                for k in &spec.keywords {
-                    let k = k.to_ascii_lowercase();
+                for (i, k) in lower.into_iter().enumerate() {
+                    let windows = plan
+                        .windowed
+                        .iter()
+                        .take(GROUPS)
+                        .enumerate()
+                        .filter(|(_, (_, wake))| wake.contains(&i))
+                        .fold(0, |m, (g, _)| m | (2 << g));
+                    let anchored = if plan.anchored_wake.contains(&i) {
+                        ANCHORED
+                    } else {
+                        0
+                    };
+                    let mode = anchored | windows;
+                    if mode == 0 {
+                        continue;
+                    }
                     match keywords.iter().position(|x| *x == k) {
-                        Some(p) => keyword_rules[p].push(idx),
+                        Some(p) => keyword_rules[p].push((idx, mode)),
                         None => {
                             keywords.push(k);
-                            keyword_rules.push(vec![idx]);
+                            keyword_rules.push(vec![(idx, mode)]);
                         }
                     }
                 }
@@ -173,32 +248,43 @@ impl RuleSet {
                     category: spec.category,
                     message: spec.message,
                     weight: spec.weight,
-                    reach: reach(&spec.pattern),
-                    regex,
+                    pattern: spec.pattern,
+                    full: OnceLock::new(),
+                    anchored,
+                    windowed,
                     must_match: spec.must_match,
                     not_match: spec.not_match,
                 });
             }
         }
-        // A DFA: the overlapping search runs over every text, several times faster than the NFA.
-        let prefilter = AhoCorasickBuilder::new()
-            .kind(Some(AhoCorasickKind::DFA))
+        // A DFA walked, anchored, by [`RuleSet::keyword_hits`]' own loop from word starts only:
+        // far cheaper than the crate's overlapping iterator over every byte.
+        let prefilter = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            .start_kind(StartKind::Unanchored)
+            .prefilter(false)
             .build(&keywords)
             .map_err(|e| Error::Rules {
                 file: "(prefilter)".into(),
                 message: e.to_string(),
             })?;
-        let word_start = keywords
+        let word_start: Vec<bool> = keywords
             .iter()
             .map(|k| k.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric()))
             .collect();
+        let start = prefilter
+            .start_state(Anchored::No)
+            .map_err(|e| Error::Rules {
+                file: "(prefilter)".into(),
+                message: e.to_string(),
+            })?;
         Ok(RuleSet {
             rules,
             prefilter,
             keyword_rules,
             word_start,
+            start,
         })
     }
 
@@ -208,38 +294,61 @@ impl RuleSet {
     pub fn scan(&self, text: &str, dir: Direction, mut hit: impl FnMut(Hit)) {
         let n = self.rules.len().min(MAX_RULES);
         // Per rule: the pending window (start, end) not yet searched, and matches found so far.
-        let mut pending = [(u32::MAX, 0u32); MAX_RULES];
+        // Windowed group `g` of rule `r` keeps its pending window at `r * GROUPS + g`.
+        let mut pending = [(u32::MAX, 0u32); MAX_RULES * GROUPS];
         let mut found = [0u8; MAX_RULES];
         let mut hits: Vec<Hit> = Vec::new();
         let mut spread: Option<Option<usize>> = None;
-        for m in self.prefilter.find_overlapping_iter(text) {
-            let k = m.pattern().as_usize();
-            if !self.at_word_start(text, k, m.start()) {
-                continue;
-            }
-            for &r in &self.keyword_rules[k] {
+        // Per rule, the last match an anchored try found (later tries inside it are skipped).
+        let mut anchored_at = [(u32::MAX, 0u32); MAX_RULES];
+        self.keyword_hits(text, |k, ks, ke| {
+            for &(r, mode) in &self.keyword_rules[k] {
                 let r = usize::from(r);
                 if r >= n || found[r] >= MAX_PER_RULE || !self.rules[r].applies(dir) {
                     continue;
                 }
-                let st = *spread.get_or_insert_with(|| stretch(text));
-                let (s, e) = window_in(text, st, m.start(), m.end(), self.rules[r].reach);
-                let (s, e) = (s as u32, e as u32);
-                let (ps, pe) = pending[r];
-                if ps == u32::MAX {
-                    pending[r] = (s, e);
-                } else if s <= pe {
-                    pending[r] = (ps.min(s), pe.max(e));
-                } else {
-                    self.search(text, r, ps as usize, pe as usize, &mut found[r], &mut hits);
-                    pending[r] = (s, e);
+                let rule = &self.rules[r];
+                if mode & ANCHORED != 0
+                    && let Some(re) = &rule.anchored
+                    && !(anchored_at[r].0..anchored_at[r].1).contains(&(ks as u32))
+                    && !(self.word_start[k] && ends_in_word_char(&text[..ks]))
+                    && let Some(m) = re.find(&text[ks..])
+                {
+                    let end = ks + m.end();
+                    hits.push(Hit {
+                        rule: r,
+                        start: ks,
+                        end,
+                    });
+                    found[r] += 1;
+                    anchored_at[r] = (ks as u32, (end.max(ks + 1)) as u32);
+                }
+                for (g, &(_, reach)) in rule.windowed.iter().enumerate() {
+                    if mode & (2 << g) == 0 || found[r] >= MAX_PER_RULE {
+                        continue;
+                    }
+                    let st = *spread.get_or_insert_with(|| stretch(text));
+                    let (s, e) = window_in(text, st, ks, ke, reach);
+                    let (s, e) = (s as u32, e as u32);
+                    let slot = r * GROUPS + g;
+                    let (ps, pe) = pending[slot];
+                    if ps == u32::MAX {
+                        pending[slot] = (s, e);
+                    } else if s <= pe {
+                        pending[slot] = (ps.min(s), pe.max(e));
+                    } else {
+                        let (ps, pe) = (ps as usize, pe as usize);
+                        self.search(text, (r, g), (ps, pe), &mut found[r], &mut hits);
+                        pending[slot] = (s, e);
+                    }
                 }
             }
-        }
-        for r in 0..n {
-            let (ps, pe) = pending[r];
+        });
+        for (slot, &(ps, pe)) in pending.iter().enumerate().take(n * GROUPS) {
+            let (r, g) = (slot / GROUPS, slot % GROUPS);
             if ps != u32::MAX && found[r] < MAX_PER_RULE {
-                self.search(text, r, ps as usize, pe as usize, &mut found[r], &mut hits);
+                let (ps, pe) = (ps as usize, pe as usize);
+                self.search(text, (r, g), (ps, pe), &mut found[r], &mut hits);
             }
         }
         hits.sort_by_key(|h| (h.rule, h.start));
@@ -248,12 +357,23 @@ impl RuleSet {
         }
     }
 
-    /// Searches rule `r` in `text[s..e]` (with the text before `s` as context for `\b`).
-    fn search(&self, text: &str, r: usize, s: usize, e: usize, found: &mut u8, out: &mut Vec<Hit>) {
+    /// Searches windowed group `g` of rule `r` in `text[s..e]` (with the text before `s` as
+    /// context for `\b`).
+    fn search(
+        &self,
+        text: &str,
+        (r, g): (usize, usize),
+        (s, e): (usize, usize),
+        found: &mut u8,
+        out: &mut Vec<Hit>,
+    ) {
+        let Some((re, _)) = self.rules[r].windowed.get(g) else {
+            return;
+        };
         let hay = &text[..e];
         let mut at = s;
         while *found < MAX_PER_RULE && at <= e {
-            let Some(m) = self.rules[r].regex.find_at(hay, at) else {
+            let Some(m) = re.find_at(hay, at) else {
                 break;
             };
             out.push(Hit {
@@ -287,14 +407,78 @@ impl RuleSet {
 
     /// True when the prefilter wakes rule `r` for `text`.
     pub fn prefilter_wakes(&self, text: &str, r: usize) -> bool {
-        self.prefilter
-            .find_overlapping_iter(text)
-            .filter(|m| self.at_word_start(text, m.pattern().as_usize(), m.start()))
-            .any(|m| self.keyword_rules[m.pattern().as_usize()].contains(&(r as u16)))
+        let mut yes = false;
+        self.keyword_hits(text, |k, _, _| {
+            yes |= self.keyword_rules[k]
+                .iter()
+                .any(|&(x, _)| usize::from(x) == r);
+        });
+        yes
     }
 
-    fn at_word_start(&self, text: &str, k: usize, start: usize) -> bool {
-        !self.word_start[k] || start == 0 || !text.as_bytes()[start - 1].is_ascii_alphanumeric()
+    /// Calls `f(keyword, start, end)` for every keyword occurrence (overlapping, in order of
+    /// their end) that starts where its keyword may start. Each run of ASCII whitespace reads as
+    /// one space, so "care about" is found in "care \n about".
+    fn keyword_hits(&self, text: &str, mut f: impl FnMut(usize, usize, usize)) {
+        let dfa = &self.prefilter;
+        let b = text.as_bytes();
+        // Hits are buffered so the byte loop stays small; the caller's work runs per batch.
+        let mut buf = [(0u32, 0u32, 0u32); HIT_BATCH];
+        let mut n = 0usize;
+        let mut sid = self.start;
+        let mut in_space = false;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            let space = SPACE[usize::from(c)];
+            if space && in_space {
+                i += 1;
+                continue;
+            }
+            in_space = space;
+            sid = dfa.next_state(Anchored::No, sid, if space { b' ' } else { c });
+            if dfa.is_special(sid) && dfa.is_match(sid) {
+                n = self.matches(b, i, sid, &mut buf, n);
+                if n > HIT_BATCH / 2 {
+                    for &(k, s, e) in &buf[..n] {
+                        f(k as usize, s as usize, e as usize);
+                    }
+                    n = 0;
+                }
+            }
+            i += 1;
+        }
+        for &(k, s, e) in &buf[..n] {
+            f(k as usize, s as usize, e as usize);
+        }
+    }
+
+    /// Appends to `buf[n..]` the keywords of match state `sid`, ending at `b[i]`, that start
+    /// where they may (at most half a batch, `n` being at most half); returns the new length.
+    #[inline(never)]
+    fn matches(
+        &self,
+        b: &[u8],
+        i: usize,
+        sid: StateID,
+        buf: &mut [(u32, u32, u32); HIT_BATCH],
+        mut n: usize,
+    ) -> usize {
+        let dfa = &self.prefilter;
+        let limit = (n + HIT_BATCH / 2).min(HIT_BATCH);
+        for j in 0..dfa.match_len(sid) {
+            let k = dfa.match_pattern(sid, j);
+            let start = start_of(b, i, dfa.pattern_len(k));
+            // A keyword beginning with a letter or digit counts only at the start of a word.
+            let word_ok = !self.word_start[k.as_usize()]
+                || start == 0
+                || !b[start - 1].is_ascii_alphanumeric();
+            if word_ok && n < limit {
+                buf[n] = (k.as_u32(), start as u32, (i + 1) as u32);
+                n += 1;
+            }
+        }
+        n
     }
 }
 
@@ -309,8 +493,9 @@ impl RuleSet {
     /// True when rule `r`'s pattern matches `text` in any form, prefilter or not.
     pub fn pattern_matches(&self, r: usize, text: &str) -> bool {
         let norm = crate::normalize::normalize(text);
-        let rule = &self.rules[r];
-        rule.regex.is_match(text) || rule.regex.is_match(&norm.text)
+        self.rules[r]
+            .regex()
+            .is_some_and(|re| re.is_match(text) || re.is_match(&norm.text))
     }
 
     /// Checks every rule's examples: each `match` must match (through the prefilter), no
@@ -340,12 +525,54 @@ impl RuleSet {
     }
 
     /// Rule indices whose pattern matches `text` although the scan (prefilter and keyword
-    /// windows) does not find them (must always be empty; the tests run it over real corpora).
+    /// windows) finds them neither in `text` nor in its normalised form, the two forms the
+    /// scanner reads (must always be empty; the tests run it over real corpora).
     pub fn hidden_by_prefilter(&self, text: &str) -> Vec<usize> {
+        let norm = crate::normalize::normalize(text);
         (0..self.rules.len())
-            .filter(|&r| self.rules[r].regex.is_match(text) && !self.finds(text, r))
+            .filter(|&r| {
+                self.rules[r].regex().is_some_and(|re| re.is_match(text))
+                    && !self.finds(text, r)
+                    && !self.finds(&norm.text, r)
+            })
             .collect()
     }
+}
+
+/// ASCII whitespace (what `\s` matches in ASCII).
+static SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    t[0x0B] = true;
+    t[0x0C] = true;
+    t
+};
+
+/// Where a keyword of `len` bytes ends at `b[last]` starts, each whitespace run before `last`
+/// counting as one byte (the keyword loop reads runs so).
+fn start_of(b: &[u8], last: usize, len: usize) -> usize {
+    let mut j = last + 1;
+    let mut left = len;
+    while left > 0 && j > 0 {
+        j -= 1;
+        if SPACE[usize::from(b[j])] {
+            while j > 0 && SPACE[usize::from(b[j - 1])] {
+                j -= 1;
+            }
+        }
+        left -= 1;
+    }
+    j
+}
+
+/// True when `head` ends in a word character (`\w`: a letter, digit or underscore).
+fn ends_in_word_char(head: &str) -> bool {
+    head.chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
