@@ -60,7 +60,6 @@ pub struct Verdict {
     pub score: u32,
     /// What confirming takes, when the decision is ask.
     pub confirm: Option<Requirement>,
-    pub policy_hash: String,
     pub trace: Vec<Step>,
 }
 
@@ -136,7 +135,6 @@ impl Policy {
             profile,
             score: 0,
             confirm: None,
-            policy_hash: self.hash().to_string(),
             trace: Vec::new(),
         };
         trace.push(Step {

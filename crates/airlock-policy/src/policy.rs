@@ -61,7 +61,9 @@ fn find_project(cwd: &Path) -> Option<PathBuf> {
 pub struct Policy {
     pub layers: Vec<Layer>,
     pub settings: Settings,
-    hash: String,
+    /// Computed on first use: deciding does not need it, recording does (and it costs more than
+    /// loading, since it covers every shell rule pack).
+    hash: std::sync::OnceLock<Result<String, String>>,
 }
 
 impl Policy {
@@ -108,23 +110,25 @@ impl Policy {
         for l in &layers {
             settings.apply(l.kind, &l.file);
         }
-        let hash = hash_of(&layers).map_err(|message| PolicyError::Invalid {
-            layer: "effective",
-            origin: "<stack>".into(),
-            message: format!("cannot hash the policy: {message}"),
-        })?;
         Ok(Policy {
             layers,
             settings,
-            hash,
+            hash: std::sync::OnceLock::new(),
         })
     }
 
     /// SHA-256 (hex) of the effective policy: the built-in rule packs, and every layer's parsed
     /// content and schema hashes in RFC 8785 canonical form. Formatting and comments in a file
     /// do not change it; any change of meaning does.
-    pub fn hash(&self) -> &str {
-        &self.hash
+    pub fn hash(&self) -> Result<&str, PolicyError> {
+        self.hash
+            .get_or_init(|| hash_of(&self.layers))
+            .as_deref()
+            .map_err(|message| PolicyError::Invalid {
+                layer: "effective",
+                origin: "<stack>".into(),
+                message: format!("cannot hash the policy: {message}"),
+            })
     }
 
     pub fn layer(&self, kind: LayerKind) -> Option<&Layer> {

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<u8> {
         let action = airlock_core::Action::shell(line.clone());
         let mut ctx = crate::record::RecordContext::from_env();
         if let Ok(p) = &policy {
-            ctx.policy_sha256 = p.hash().to_string();
+            ctx.policy_sha256 = p.hash()?.to_string();
         }
         if let Some(g) = &grant {
             ctx.grant = Some(g.id.clone());

@@ -429,7 +429,7 @@ async fn export(out: &Path) -> Result<u8> {
 async fn replay(strict: bool) -> Result<u8> {
     let db = open_existing().await?;
     let policy = crate::cmd::policy::PolicyArgs::default().load()?;
-    let current_policy = policy.hash().to_string();
+    let current_policy = policy.hash()?.to_string();
     let ctx = crate::cmd::policy::context_from_env();
     let (mut same, mut differ, mut other_policy, mut skipped, mut bad_payload) =
         (0u64, 0u64, 0u64, 0u64, 0u64);

@@ -261,7 +261,7 @@ fn check(a: CheckArgs) -> Result<u8> {
     }
     if !failed && a.files.len() <= 1 {
         let p = Policy::from_layers(loaded)?;
-        writeln!(out, "policy sha256: {}", p.hash())?;
+        writeln!(out, "policy sha256: {}", p.hash()?)?;
     }
     Ok(if failed { 1 } else { 0 })
 }
@@ -301,9 +301,14 @@ fn explain(a: ExplainArgs) -> Result<u8> {
     ctx.crisis = a.crisis;
     ctx.channel = airlock_policy::Channel::parse(&a.channel);
     let v = policy.evaluate(&action, &ctx);
+    let hash = policy.hash()?;
     let mut out = std::io::stdout().lock();
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &v)?;
+        let mut j = serde_json::to_value(&v)?;
+        if let Some(m) = j.as_object_mut() {
+            m.insert("policy_hash".into(), hash.into());
+        }
+        serde_json::to_writer_pretty(&mut out, &j)?;
         writeln!(out)?;
         return Ok(super::exit_code(v.decision));
     }
@@ -348,7 +353,7 @@ fn explain(a: ExplainArgs) -> Result<u8> {
     for l in &policy.layers {
         writeln!(out, "layer {}: {}", l.kind.as_str(), l.origin)?;
     }
-    writeln!(out, "policy sha256: {}", v.policy_hash)?;
+    writeln!(out, "policy sha256: {hash}")?;
     Ok(super::exit_code(v.decision))
 }
 
