@@ -64,6 +64,21 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A later check (profile, crisis, risk) raises the decision: its finding goes first and
+    /// the step is traced.
+    fn raise(&mut self, trace: &mut Vec<Step>, layer: &str, rule: String, f: Finding) {
+        self.decision = self.decision.max(f.decision);
+        self.tier = self.tier.max(f.tier);
+        self.decided_by = f.rule_id.clone();
+        trace.push(Step {
+            layer: layer.into(),
+            rule,
+            decision: f.decision,
+            effect: "tightened".into(),
+        });
+        self.reasons.insert(0, f);
+    }
+
     pub fn assessment(&self) -> Assessment {
         Assessment {
             decision: self.decision,
@@ -623,11 +638,11 @@ impl Policy {
             },
         };
         if decision > v.decision {
-            v.decision = decision;
-            v.tier = v.tier.max(tier);
-            v.decided_by = "policy.profile".into();
-            v.reasons.insert(
-                0,
+            let tier = v.tier.max(tier);
+            v.raise(
+                trace,
+                "profile",
+                format!("profile {}", profile.as_str()),
                 Finding::new(
                     "policy.profile",
                     ReasonCode::ProfileViolation,
@@ -637,12 +652,6 @@ impl Policy {
                     why,
                 ),
             );
-            trace.push(Step {
-                layer: "profile".into(),
-                rule: format!("profile {}", profile.as_str()),
-                decision,
-                effect: "tightened".into(),
-            });
         }
     }
 
@@ -662,26 +671,20 @@ impl Policy {
         if !decides {
             return;
         }
-        v.decision = Decision::Ask;
-        v.tier = v.tier.max(Tier::High);
-        v.decided_by = "crisis.decision".into();
-        v.reasons.insert(
-            0,
+        let tier = v.tier.max(Tier::High);
+        v.raise(
+            trace,
+            "crisis",
+            "crisis.decision".into(),
             Finding::new(
                 "crisis.decision",
                 ReasonCode::CrisisDecision,
                 Decision::Ask,
-                v.tier,
+                tier,
                 Severity::High,
                 "the person may be in crisis, and this action decides something for them; a person must confirm it",
             ),
         );
-        trace.push(Step {
-            layer: "crisis".into(),
-            rule: "crisis.decision".into(),
-            decision: Decision::Ask,
-            effect: "tightened".into(),
-        });
     }
 
     fn apply_risk(&self, ctx: &Context, v: &mut Verdict, trace: &mut Vec<Step>) {
@@ -707,26 +710,20 @@ impl Policy {
         if already_person {
             return;
         }
-        v.decision = Decision::Ask;
-        v.tier = v.tier.max(Tier::Medium);
-        v.decided_by = "policy.risk".into();
-        v.reasons.insert(
-            0,
+        let tier = v.tier.max(Tier::Medium);
+        v.raise(
+            trace,
+            "risk",
+            format!("score {score} >= {threshold} ({})", channel.as_str()),
             Finding::new(
                 "policy.risk",
                 ReasonCode::RiskThreshold,
                 Decision::Ask,
-                v.tier,
+                tier,
                 Severity::Medium,
                 format!("the risk score {score} reached the {} threshold {threshold}; a person must confirm", channel.as_str()),
             ),
         );
-        trace.push(Step {
-            layer: "risk".into(),
-            rule: format!("score {score} >= {threshold} ({})", channel.as_str()),
-            decision: Decision::Ask,
-            effect: "tightened".into(),
-        });
     }
 }
 
