@@ -23,6 +23,12 @@ use protocol::Protocol;
 
 const HOME: Option<&str> = Some("/home/fuzz");
 
+/// The built-in policy, loaded once (the hook loads the effective one per call).
+fn policy() -> &'static airlock_policy::Policy {
+    static P: std::sync::OnceLock<airlock_policy::Policy> = std::sync::OnceLock::new();
+    P.get_or_init(|| airlock_policy::Policy::builtin().expect("the built-in policy loads"))
+}
+
 /// libfuzzer-sys installs a panic hook that aborts on every panic, even one caught on purpose:
 /// the analyser runs brush-parser under `catch_unwind` (it panics on inputs like `~999…9`) and
 /// turns the panic into a deny. Restoring the default hook keeps such caught panics quiet
@@ -46,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
     for f in forced {
         match input::parse(data, f) {
             Ok(call) => {
-                let v = tools::assess(&call, HOME);
+                let v = tools::assess_with(policy(), &call, HOME);
                 let a = answer::answer(call.protocol, &v);
                 assert_eq!(a.exit, 0);
                 let json: serde_json::Value =

@@ -765,6 +765,23 @@ fn rule_finding(r: &Rule, decision: Decision) -> Finding {
     )
 }
 
+/// The deny every decision becomes while the policy files do not load (`POLICY_ERROR`).
+pub fn load_error(why: &str) -> Assessment {
+    deny_only(
+        Finding::new(
+            "policy.error",
+            ReasonCode::PolicyError,
+            Decision::Deny,
+            Tier::High,
+            Severity::High,
+            format!(
+                "the airlock policy does not load, so everything is denied until it is fixed: {why}"
+            ),
+        )
+        .with_remediation("Run `airlock policy check` and fix the file it names."),
+    )
+}
+
 fn deny_only(f: Finding) -> Assessment {
     Assessment::from_findings(vec![f], Decision::Deny)
 }

@@ -19,7 +19,7 @@ pub mod schema;
 pub mod tiers;
 
 pub use error::PolicyError;
-pub use eval::{Context, Step, Verdict};
+pub use eval::{Context, Step, Verdict, load_error};
 pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};

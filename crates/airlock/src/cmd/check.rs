@@ -112,7 +112,7 @@ fn decide(
                 Err(e) => format!("{e:#}"),
                 Ok(_) => "no policy".to_string(),
             };
-            super::policy::policy_error(&why)
+            airlock_policy::load_error(&why)
         }
     }
 }

@@ -40,25 +40,6 @@ pub fn sources_at(cwd: Option<&Path>) -> Result<Sources> {
     Ok(s)
 }
 
-/// The deny every decision becomes while the policy does not load.
-pub fn policy_error(why: &str) -> airlock_core::Assessment {
-    use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
-    Assessment::from_findings(
-        vec![
-            Finding::new(
-                "policy.error",
-                ReasonCode::PolicyError,
-                Decision::Deny,
-                Tier::High,
-                Severity::High,
-                format!("the airlock policy does not load, so everything is denied until it is fixed: {why}"),
-            )
-            .with_remediation("Run `airlock policy check` and fix the file it names."),
-        ],
-        Decision::Deny,
-    )
-}
-
 impl PolicyArgs {
     pub fn sources(&self) -> Sources {
         if self.builtin_policy {

@@ -140,7 +140,7 @@ fn decide_within(
             let verdict = if tools::is_shell(&call) {
                 assess_with_deadline(&call, home, deadline)
             } else {
-                Some(tools::assess(&call, home))
+                Some(assess(&call, home))
             };
             let verdict = verdict.unwrap_or_else(|| tools::timed_out(&call, deadline));
             answer::answer(call.protocol, &verdict)
@@ -164,7 +164,19 @@ fn assess_with_deadline(
 ) -> Option<tools::Verdict> {
     let owned = call.clone();
     let home = home.map(str::to_string);
-    within(deadline, move || tools::assess(&owned, home.as_deref()))
+    within(deadline, move || assess(&owned, home.as_deref()))
+}
+
+/// Loads the effective policy found from the call's working directory (the built-in layer plus
+/// the user, project and managed files) and decides; a policy that does not load denies.
+fn assess(call: &ToolCall, home: Option<&str>) -> tools::Verdict {
+    let cwd = call.cwd.as_deref().map(std::path::Path::new);
+    let loaded = crate::cmd::policy::sources_at(cwd)
+        .and_then(|s| airlock_policy::Policy::load(&s).map_err(anyhow::Error::from));
+    match loaded {
+        Ok(policy) => tools::assess_with(&policy, call, home),
+        Err(e) => tools::policy_failed(call, &format!("{e:#}")),
+    }
 }
 
 /// Runs `f` on a worker thread; `None` if it has not finished after `deadline`. The worker is

@@ -30,24 +30,17 @@ pub struct Verdict {
     pub assessment: Assessment,
 }
 
-/// Decides on one tool call through the effective policy (the built-in layer plus the user,
-/// project and managed files found from the call's working directory). `home` is the user's
-/// home directory, for `~` in paths. A policy that does not load denies every call.
-pub fn assess(call: &ToolCall, home: Option<&str>) -> Verdict {
-    let cwd = call.cwd.as_deref().map(std::path::Path::new);
-    match crate::cmd::policy::sources_at(cwd)
-        .and_then(|s| airlock_policy::Policy::load(&s).map_err(anyhow::Error::from))
-    {
-        Ok(policy) => assess_with(&policy, call, home),
-        Err(e) => Verdict {
-            tool: call.tool.clone(),
-            subject: Subject::Tool,
-            assessment: crate::cmd::policy::policy_error(&format!("{e:#}")),
-        },
+/// The verdict when the policy files do not load: every call is denied until they are fixed.
+pub fn policy_failed(call: &ToolCall, why: &str) -> Verdict {
+    Verdict {
+        tool: call.tool.clone(),
+        subject: Subject::Tool,
+        assessment: airlock_policy::load_error(why),
     }
 }
 
-/// Decides on one tool call with a loaded policy.
+/// Decides on one tool call with the effective policy. `home` is the user's home directory,
+/// for `~` in paths.
 pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verdict {
     let name = call.tool.to_ascii_lowercase();
     let ctx = Context {
@@ -402,7 +395,8 @@ mod tests {
     }
 
     fn decide(tool: &str, args: Value) -> Verdict {
-        assess(&call(tool, args), Some("/home/dev"))
+        let p = Policy::builtin().unwrap();
+        assess_with(&p, &call(tool, args), Some("/home/dev"))
     }
 
     #[test]
