@@ -420,11 +420,7 @@ impl Policy {
         ctx: &Context,
         ins: &mut Inspected,
     ) {
-        let named = |list: &[String]| {
-            list.iter()
-                .any(|p| crate::pattern::NameGlob::new(p).is_ok_and(|g| g.matches(tool)))
-        };
-        if ctx.crisis && named(&self.settings.crisis_support) {
+        if ctx.crisis && self.settings.is_crisis_support(tool) {
             ins.crisis_support = true;
             ins.side_effects = SideEffects::Read;
             ins.assessment = Assessment::from_findings(
@@ -447,7 +443,7 @@ impl Policy {
             .filter(|t| t.name.matches(tool))
             .collect();
         let declared = specs.iter().any(|t| t.layer != LayerKind::Project)
-            || (ctx.crisis && named(&self.settings.crisis_decision));
+            || (ctx.crisis && self.settings.is_crisis_decision(tool));
         if !declared {
             ins.assessment = deny_only(Finding::new(
                 "policy.tool_undeclared",
@@ -540,7 +536,7 @@ impl Policy {
                 .spec
                 .tier
                 .and_then(|x| Tier::try_from(x).ok())
-                .unwrap_or(default_tier(d).max(Tier::Low));
+                .unwrap_or(default_tier(d));
             if t.layer.tightens_only() {
                 if d >= decision {
                     decision = d;
@@ -661,11 +657,7 @@ impl Policy {
         }
         let decides = match action {
             Action::MessageSend { .. } => true,
-            Action::Tool { tool, .. } => self
-                .settings
-                .crisis_decision
-                .iter()
-                .any(|p| crate::pattern::NameGlob::new(p).is_ok_and(|g| g.matches(tool))),
+            Action::Tool { tool, .. } => self.settings.is_crisis_decision(tool),
             _ => false,
         };
         if !decides {

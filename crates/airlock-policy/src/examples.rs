@@ -76,7 +76,8 @@ pub fn run(policy: &Policy, base: &Context) -> Vec<Outcome> {
     out
 }
 
-fn describe(a: &Action) -> String {
+/// A one-line description of an action, for reports.
+pub fn describe(a: &Action) -> String {
     match a {
         Action::Shell { command, .. } => format!("shell: {command}"),
         Action::Tool { tool, arguments } => format!("tool: {tool} {arguments}"),

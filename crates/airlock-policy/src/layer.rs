@@ -223,6 +223,11 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
             }
         }
     }
+    if let Some(c) = &f.crisis {
+        for name in c.support_tools.iter().chain(&c.decision_tools) {
+            NameGlob::new(name).map_err(|e| format!("crisis: {e}"))?;
+        }
+    }
     for k in f.tiers.keys() {
         if !matches!(k.as_str(), "0" | "1" | "2" | "3" | "4") {
             return Err(format!("tiers.{k}: tiers are 0 to 4"));

@@ -199,6 +199,16 @@ impl Settings {
         }
     }
 
+    /// A crisis support tool: never gated in crisis mode.
+    pub fn is_crisis_support(&self, tool: &str) -> bool {
+        names(&self.crisis_support, tool)
+    }
+
+    /// A crisis decision tool: needs a person in crisis mode.
+    pub fn is_crisis_decision(&self, tool: &str) -> bool {
+        names(&self.crisis_decision, tool)
+    }
+
     pub fn requirement(&self, tier: Tier) -> Requirement {
         self.tiers[usize::from(tier.as_u8())]
     }
@@ -222,6 +232,12 @@ impl Settings {
         }
         p.min(self.max_profile)
     }
+}
+
+/// Whether any glob of `list` names `tool` (the globs were checked when their layer loaded).
+fn names(list: &[String], tool: &str) -> bool {
+    list.iter()
+        .any(|p| crate::pattern::NameGlob::new(p).is_ok_and(|g| g.matches(tool)))
 }
 
 /// The stricter of two confirmer sets.

@@ -428,6 +428,10 @@ fn bad_files_are_clear_errors() {
         ),
         ("[tiers.2]\ntimeout = \"soon\"\n", "duration"),
         ("[policy]\nversion = 2\n", "version"),
+        (
+            "[crisis]\ndecision_tools = [\"share location\"]\n",
+            "crisis",
+        ),
     ] {
         let e = Layer::from_str(LayerKind::User, "f.toml", text, None)
             .unwrap_err()

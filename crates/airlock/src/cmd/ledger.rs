@@ -490,7 +490,7 @@ async fn replay(strict: bool) -> Result<u8> {
                     r.session,
                     r.decision,
                     now.decision,
-                    describe(&action).escape_debug()
+                    airlock_policy::examples::describe(&action).escape_debug()
                 );
             }
         }
@@ -510,16 +510,6 @@ async fn replay(strict: bool) -> Result<u8> {
     } else {
         super::EXIT_ALLOW
     })
-}
-
-fn describe(a: &Action) -> String {
-    match a {
-        Action::Shell { command, .. } => command.clone(),
-        Action::Tool { tool, .. } => format!("tool {tool}"),
-        Action::FileWrite { path, .. } => format!("write {path}"),
-        Action::NetworkFetch { url, method } => format!("{method} {url}"),
-        Action::MessageSend { channel, .. } => format!("message on {channel}"),
-    }
 }
 
 async fn load(count: u64, sessions: u64, concurrency: u64, prefix: &str) -> Result<u8> {
