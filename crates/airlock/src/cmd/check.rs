@@ -46,18 +46,14 @@ pub fn run(args: Args) -> Result<u8> {
             bail!("--jsonl reads command lines from standard input; give no command arguments");
         }
         let policy = args.policy.load();
-        return jsonl(
-            std::io::stdin().lock(),
-            std::io::stdout().lock(),
-            policy.as_ref().ok(),
-        );
+        return jsonl(std::io::stdin().lock(), std::io::stdout().lock(), &policy);
     }
     if args.command.is_empty() {
         bail!("no command given: usage `airlock check [--json|--explain] -- <command line>`");
     }
     let (line, utf8) = line_of(&args.command);
     let policy = args.policy.load();
-    let mut a = decide(policy.as_ref().ok(), &line, &policy);
+    let mut a = decide(&policy, &line, &super::policy::context_from_env());
     let mut grant = None;
     if args.grants
         && utf8
@@ -96,24 +92,15 @@ pub fn run(args: Args) -> Result<u8> {
 /// The policy's decision on one line; a policy that does not load denies (fail-safe) and says
 /// why.
 fn decide(
-    policy: Option<&airlock_policy::Policy>,
+    policy: &Result<airlock_policy::Policy>,
     line: &str,
-    loaded: &Result<airlock_policy::Policy>,
+    ctx: &airlock_policy::Context,
 ) -> Assessment {
     match policy {
-        Some(p) => p
-            .evaluate(
-                &airlock_core::Action::shell(line),
-                &super::policy::context_from_env(),
-            )
+        Ok(p) => p
+            .evaluate(&airlock_core::Action::shell(line), ctx)
             .assessment(),
-        None => {
-            let why = match loaded {
-                Err(e) => format!("{e:#}"),
-                Ok(_) => "no policy".to_string(),
-            };
-            airlock_policy::load_error(&why)
-        }
+        Err(e) => airlock_policy::load_error(&format!("{e:#}")),
     }
 }
 
@@ -190,7 +177,7 @@ fn malformed(msg: String) -> Assessment {
 pub fn jsonl(
     mut input: impl BufRead,
     mut out: impl Write,
-    policy: Option<&airlock_policy::Policy>,
+    policy: &Result<airlock_policy::Policy>,
 ) -> Result<u8> {
     let ctx = super::policy::context_from_env();
     let mut buf = Vec::new();
@@ -225,12 +212,7 @@ pub fn jsonl(
                     a
                 }
                 Ok(s) => match serde_json::from_str::<String>(s) {
-                    Ok(cmd) => match policy {
-                        Some(p) => p
-                            .evaluate(&airlock_core::Action::shell(cmd), &ctx)
-                            .assessment(),
-                        None => decide(None, &cmd, &Err(anyhow::anyhow!("it failed to load"))),
-                    },
+                    Ok(cmd) => decide(policy, &cmd, &ctx),
                     Err(e) => malformed(format!(
                         "line {n} is not a JSON string ({e}); write each command line as a JSON string, e.g. \"ls -la\""
                     )),
@@ -297,8 +279,8 @@ mod tests {
     fn jsonl_answers_every_line_and_never_allows_bad_input() {
         let input = b"\"ls -la\"\nnot json\n\xff\xfe\n{\"a\":1}\n\n\"rm -rf /\"\n";
         let mut out = Vec::new();
-        let p = airlock_policy::Policy::builtin().unwrap();
-        let code = jsonl(&input[..], &mut out, Some(&p)).unwrap_or(99);
+        let p = Ok(airlock_policy::Policy::builtin().unwrap());
+        let code = jsonl(&input[..], &mut out, &p).unwrap_or(99);
         assert_eq!(code, 0);
         let lines: Vec<serde_json::Value> = out
             .split(|b| *b == b'\n')

@@ -31,13 +31,13 @@ pub struct PolicyArgs {
 
 /// The policy files for a process working in `cwd` (default: the current directory), with
 /// `AIRLOCK_POLICY` naming the user file when set (as the hook, which has no flags, needs).
-pub fn sources_at(cwd: Option<&Path>) -> Result<Sources> {
+pub fn sources_at(cwd: Option<&Path>) -> Sources {
     let here = std::env::current_dir().ok();
     let mut s = Sources::discover(dirs_config().as_deref(), cwd.or(here.as_deref()));
     if let Some(p) = std::env::var_os("AIRLOCK_POLICY").filter(|p| !p.is_empty()) {
         s.user = Some(PathBuf::from(p));
     }
-    Ok(s)
+    s
 }
 
 impl PolicyArgs {
@@ -45,8 +45,7 @@ impl PolicyArgs {
         if self.builtin_policy {
             return Sources::default();
         }
-        let cwd = std::env::current_dir().ok();
-        let found = Sources::discover(dirs_config().as_deref(), cwd.as_deref());
+        let found = sources_at(None);
         Sources {
             user: self.policy.clone().or(found.user),
             project: self.project_policy.clone().or(found.project),

@@ -171,11 +171,9 @@ fn assess_with_deadline(
 /// the user, project and managed files) and decides; a policy that does not load denies.
 fn assess(call: &ToolCall, home: Option<&str>) -> tools::Verdict {
     let cwd = call.cwd.as_deref().map(std::path::Path::new);
-    let loaded = crate::cmd::policy::sources_at(cwd)
-        .and_then(|s| airlock_policy::Policy::load(&s).map_err(anyhow::Error::from));
-    match loaded {
+    match airlock_policy::Policy::load(&crate::cmd::policy::sources_at(cwd)) {
         Ok(policy) => tools::assess_with(&policy, call, home),
-        Err(e) => tools::policy_failed(call, &format!("{e:#}")),
+        Err(e) => tools::policy_failed(call, &e.to_string()),
     }
 }
 
