@@ -439,6 +439,11 @@ fn bad_files_are_clear_errors() {
         assert!(e.contains(needle), "{text:?}: {e}");
         assert!(e.contains("f.toml"), "{e}");
     }
+    let huge = format!("# {}\n", "x".repeat(airlock_policy::layer::MAX_FILE));
+    let e = Layer::from_str(LayerKind::Project, "big.toml", &huge, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("over the limit"), "{e}");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p.toml");
     std::fs::write(&f, b"\xff\xfe[policy]").unwrap();
