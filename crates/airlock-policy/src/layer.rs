@@ -86,14 +86,17 @@ pub struct Layer {
 impl Layer {
     /// Reads and compiles a layer from a file; schema files are relative to its directory.
     pub fn from_path(kind: LayerKind, path: &Path) -> Result<Layer, PolicyError> {
-        let read = |p: &Path| -> Result<Vec<u8>, PolicyError> {
-            let bytes = std::fs::read(p).map_err(|source| PolicyError::Read {
-                path: p.to_path_buf(),
-                source,
-            })?;
-            Ok(bytes)
-        };
-        let bytes = read(path)?;
+        let bytes = read_bounded(path).map_err(|source| PolicyError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if bytes.len() > MAX_FILE {
+            return Err(PolicyError::Invalid {
+                layer: kind.as_str(),
+                origin: path.display().to_string(),
+                message: format!("the file is over the limit of {MAX_FILE} bytes"),
+            });
+        }
         let text = text_of(kind, &path.display().to_string(), &bytes)?;
         let base = path.parent().map(Path::to_path_buf);
         Layer::from_str(kind, &path.display().to_string(), &text, base.as_deref())
@@ -348,9 +351,20 @@ fn read_schema(base: Option<&Path>, file: &str) -> Result<serde_json::Value, Str
         Some(b) if !Path::new(file).is_absolute() => b.join(file),
         _ => PathBuf::from(file),
     };
-    let bytes = std::fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let bytes = read_bounded(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
     if bytes.len() > MAX_FILE {
         return Err(format!("{} is over {MAX_FILE} bytes", p.display()));
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", p.display()))
+}
+
+/// Reads at most one byte past [`MAX_FILE`]: enough for the size check that follows, without
+/// reading a huge file (a project policy comes with whatever repository is checked out).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }

@@ -444,6 +444,12 @@ fn bad_files_are_clear_errors() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("over the limit"), "{e}");
+    let big = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(big.path(), huge.repeat(3)).unwrap();
+    let e = Layer::from_path(LayerKind::Project, big.path())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("over the limit"), "{e}");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p.toml");
     std::fs::write(&f, b"\xff\xfe[policy]").unwrap();
