@@ -1,0 +1,1 @@
+//! airlock-confirm (being built for issue 6).

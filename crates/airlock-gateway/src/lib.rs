@@ -1,0 +1,1 @@
+//! airlock-gateway (being built for issue 6).
