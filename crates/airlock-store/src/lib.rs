@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod audit;
+mod auth;
 mod db;
 mod error;
 mod grants;
@@ -17,6 +18,7 @@ mod migrate;
 mod options;
 mod writer;
 
+pub use auth::{TokenRow, WebSessionRow};
 pub use db::{Db, StoredReceipt};
 pub use error::StoreError;
 pub use grants::{ChildRefused, GrantFilter, GrantRow};
