@@ -89,9 +89,8 @@ impl Db {
 
     /// The unrevoked token whose secret hashes to `sha256`, if any.
     pub async fn token_by_hash(&self, sha256: &str) -> Result<Option<TokenRow>, StoreError> {
-        let q = format!(
-            "SELECT {TOKEN_COLUMNS} FROM tokens WHERE sha256 = $1 AND revoked_ms IS NULL"
-        );
+        let q =
+            format!("SELECT {TOKEN_COLUMNS} FROM tokens WHERE sha256 = $1 AND revoked_ms IS NULL");
         on_pool!(self, p => {
             let r = sqlx::query(sqlx::AssertSqlSafe(q)).bind(sha256).fetch_optional(p).await?;
             Ok(r.map(|r| token_of(&r, 0)).transpose()?)

@@ -37,7 +37,9 @@ fn session(sha: &str, token: &str, expires_ms: i64) -> WebSessionRow {
 async fn auth(opts: StoreOptions) {
     let db = Db::open(&opts).await.unwrap();
     db.token_insert(&token("t1", "agent", "aa")).await.unwrap();
-    db.token_insert(&token("t2", "approver", "bb")).await.unwrap();
+    db.token_insert(&token("t2", "approver", "bb"))
+        .await
+        .unwrap();
     // The same hash twice, and a role outside the three, are refused by the schema.
     assert!(db.token_insert(&token("t3", "admin", "aa")).await.is_err());
     assert!(db.token_insert(&token("t4", "root", "cc")).await.is_err());
@@ -47,7 +49,10 @@ async fn auth(opts: StoreOptions) {
         list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
         ["t1", "t2"]
     );
-    assert_eq!(db.token_by_hash("bb").await.unwrap().unwrap().role, "approver");
+    assert_eq!(
+        db.token_by_hash("bb").await.unwrap().unwrap().role,
+        "approver"
+    );
     assert!(db.token_by_hash("zz").await.unwrap().is_none());
 
     db.web_session_insert(&session("s1", "t2", NOW + 1000))
