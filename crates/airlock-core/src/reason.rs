@@ -124,6 +124,24 @@ reason_codes! {
     GrantInvalid = "GRANT_INVALID": "the grant request or stored grant is malformed",
     /// A grant's life-cycle event, recorded in the ledger (not a decision on an action).
     GrantEvent = "GRANT_EVENT": "a grant was created, confirmed, revoked or ended with its session (a ledger record)",
+    // -- approvals (airlock-confirm, airlock-gateway) ------------------------------------------
+    /// A person (or the LLM reviewer where the tier lets it decide alone) approved the action.
+    Approved = "APPROVED": "the action was approved by the confirmers its tier requires",
+    /// A person or the LLM reviewer denied the action.
+    ApprovalDenied = "APPROVAL_DENIED": "a person or the LLM reviewer denied the action",
+    /// Nobody answered before the tier's timeout: silence is not consent.
+    ApprovalTimeout = "APPROVAL_TIMEOUT": "nobody answered before the tier's timeout, so the action is denied",
+    /// A time-locked approval was cancelled before it took effect.
+    ApprovalCancelled = "APPROVAL_CANCELLED": "a time-locked approval was cancelled before it took effect",
+    /// The action waits for an answer.
+    ApprovalPending = "APPROVAL_PENDING": "the action waits for a person or the LLM reviewer",
+    /// The session's agent was denied several times in a row and is told to stop.
+    DenialStreak = "DENIAL_STREAK": "several actions in a row were denied in this session: stop trying variations",
+    /// The LLM reviewer could not give a usable answer; a person decides instead.
+    LlmUnavailable = "LLM_UNAVAILABLE": "the LLM reviewer timed out, failed or answered malformed output, so a person decides",
+    /// An answer was refused: wrong role, the agent's own action, a second answer, a wrong code
+    /// or an answer bound to another action.
+    AnswerRefused = "ANSWER_REFUSED": "the answer was refused (wrong role, own action, already decided, wrong code, or another action's hash)",
 }
 
 impl fmt::Display for ReasonCode {
