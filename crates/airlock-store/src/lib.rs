@@ -7,6 +7,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod approvals;
 pub mod audit;
 mod auth;
 mod db;
@@ -18,6 +19,7 @@ mod migrate;
 mod options;
 mod writer;
 
+pub use approvals::{ApprovalRow, SpentLink, Transition};
 pub use auth::{TokenRow, WebSessionRow};
 pub use db::{Db, StoredReceipt};
 pub use error::StoreError;
