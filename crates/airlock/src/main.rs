@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
+mod daemon;
 mod decide;
 mod record;
 
@@ -45,6 +46,14 @@ enum Command {
     Grant(cmd::grant::Args),
     /// Check, explain, test and import policy files.
     Policy(cmd::policy::Args),
+    /// List the actions waiting for an answer (a client of `airlock serve`).
+    Pending(cmd::approvals::PendingArgs),
+    /// Approve a pending action, once or for the session.
+    Approve(cmd::approvals::ApproveArgs),
+    /// Deny a pending action, with a reason the agent is told.
+    Deny(cmd::approvals::DenyArgs),
+    /// Answer approvals interactively at the terminal as they arrive.
+    Watch(cmd::approvals::WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +85,10 @@ fn main() -> ExitCode {
         Command::Ledger(a) => cmd::ledger::run(a),
         Command::Grant(a) => cmd::grant::run(a),
         Command::Policy(a) => cmd::policy::run(a),
+        Command::Pending(a) => cmd::approvals::pending(a),
+        Command::Approve(a) => cmd::approvals::approve(a),
+        Command::Deny(a) => cmd::approvals::deny(a),
+        Command::Watch(a) => cmd::approvals::watch(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

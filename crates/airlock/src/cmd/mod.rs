@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<u8>`
 //! returning the process exit code.
 
+pub mod approvals;
 pub mod bench;
 pub mod check;
 pub mod eval;

@@ -12,6 +12,10 @@ pub fn hook(args: &[&str], stdin: impl Into<Vec<u8>>) -> (i32, String, String) {
         .arg("hook")
         .args(args)
         .env("HOME", "/home/agent")
+        // No daemon: these answers are the hook's own.
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN")
+        .env_remove("AIRLOCK_DATA_DIR")
         .write_stdin(stdin)
         .output()
         .unwrap();

@@ -23,6 +23,9 @@ pub struct ToolCall {
     pub args: Map<String, Value>,
     /// The agent's working directory, when it sent one.
     pub cwd: Option<String>,
+    /// The agent's session id (`session_id`, Copilot `sessionId`), when it sent one: the daemon
+    /// scopes session approvals to it.
+    pub session: Option<String>,
 }
 
 /// Input that cannot become a tool call. Never answered with an allow.
@@ -154,11 +157,18 @@ pub fn parse(bytes: &[u8], forced: Option<Protocol>) -> Result<ToolCall, InputEr
     };
 
     let cwd = obj.get("cwd").and_then(Value::as_str).map(str::to_string);
+    let session = obj
+        .get("session_id")
+        .or_else(|| obj.get("sessionId"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && s.len() <= MAX_TOOL_NAME)
+        .map(str::to_string);
     Ok(ToolCall {
         protocol,
         tool,
         args,
         cwd,
+        session,
     })
 }
 

@@ -82,19 +82,19 @@ fn handler(agent: Protocol, command: &str) -> Json {
         Protocol::Claude | Protocol::Codex => Json::obj([
             ("type", Json::str("command")),
             ("command", Json::str(command)),
-            ("timeout", Json::int(30)),
+            ("timeout", Json::int(90)),
         ]),
         // Gemini CLI counts its timeout in milliseconds.
         Protocol::Gemini => Json::obj([
             ("name", Json::str("airlock")),
             ("type", Json::str("command")),
             ("command", Json::str(command)),
-            ("timeout", Json::int(30_000)),
+            ("timeout", Json::int(90_000)),
         ]),
         Protocol::Copilot => Json::obj([
             ("type", Json::str("command")),
             ("bash", Json::str(command)),
-            ("timeoutSec", Json::int(30)),
+            ("timeoutSec", Json::int(90)),
         ]),
     }
 }
@@ -406,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             text(&v),
-            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":30}]}}"#
+            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":90}]}}"#
         );
     }
 }

@@ -4,14 +4,15 @@
 //!
 //! The pipeline is `input` (bytes → tool call, dialect detected) → `tools` (tool call →
 //! assessment) → `answer` (assessment → the dialect's JSON). An `ask` is answered with the
-//! agent's own prompt today; the daemon will later take an `ask` between `tools` and `answer` and
-//! turn it into a person's allow or deny, without either side changing.
+//! agent's own prompt, unless `airlock serve` runs: then `daemon` takes the `ask` between `tools`
+//! and `answer` and turns it into a person's allow or deny (or a timeout's deny).
 //!
 //! Start-up stays lean: no database, only the policy files, and only shell tools reach the rule
 //! packs. Whatever happens after stdin is read, the answer is never an allow by accident: bad
 //! input and internal errors (panics included) become a deny.
 
 pub mod answer;
+mod daemon;
 pub mod input;
 pub mod install;
 mod ordered;
@@ -143,6 +144,7 @@ fn decide_within(
                 Some(assess(&call, home))
             };
             let verdict = verdict.unwrap_or_else(|| tools::timed_out(&call, deadline));
+            let verdict = daemon::escalate(&call, verdict);
             answer::answer(call.protocol, &verdict)
         }
         Err(e) => answer::refuse(&e),

@@ -130,6 +130,42 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
     }
 }
 
+/// The one action a call stands for, as the daemon is asked to decide it: the shell command,
+/// the single file written, the fetch, or the tool call. `None` when the call is several
+/// actions (a patch touching many files) or unreadable; the agent's own prompt then asks.
+pub fn action_of(call: &ToolCall) -> Option<Action> {
+    let name = call.tool.to_ascii_lowercase();
+    match kind(&name, &call.args) {
+        Kind::Shell => command_of(&call.args).map(|command| Action::Shell {
+            command,
+            cwd: call.cwd.clone(),
+        }),
+        Kind::Write => match write_paths(&name, &call.args).as_slice() {
+            [one] => Some(Action::FileWrite {
+                path: resolve(one, call.cwd.as_deref()),
+                content: None,
+                edit: name != "write" && name != "write_file",
+            }),
+            _ => None,
+        },
+        Kind::ReadOnly | Kind::Unsupported => {
+            let url = matches!(name.as_str(), "webfetch" | "web_fetch")
+                .then(|| call.args.get("url").and_then(Value::as_str))
+                .flatten();
+            Some(match url {
+                Some(url) => Action::NetworkFetch {
+                    url: url.to_string(),
+                    method: "GET".into(),
+                },
+                None => Action::Tool {
+                    tool: call.tool.clone(),
+                    arguments: Value::Object(call.args.clone()),
+                },
+            })
+        }
+    }
+}
+
 /// True when the call is a shell command, the only kind whose analysis can take long (rule
 /// compilation, parsing of adversarial input).
 pub fn is_shell(call: &ToolCall) -> bool {
@@ -391,6 +427,7 @@ mod tests {
             tool: tool.to_string(),
             args: args.as_object().cloned().unwrap_or_default(),
             cwd: Some("/work/proj".to_string()),
+            session: None,
         }
     }
 

@@ -1,0 +1,324 @@
+//! The terminal channel of the broker: `airlock pending`, `airlock approve ID`, `airlock deny ID`
+//! and `airlock watch` (an interactive prompt). They are clients of a running `airlock serve`
+//! and present an approver token, so the daemon checks who answers exactly as it does for the
+//! web inbox; an agent token is refused there, and the shell rules deny agents these commands.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+use crate::daemon::{ApiError, Client, person_endpoint};
+
+#[derive(clap::Args, Clone)]
+pub struct Conn {
+    /// The daemon's URL (default: AIRLOCK_URL, else the running `airlock serve` of the data
+    /// directory).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// An approver token (default: AIRLOCK_TOKEN).
+    #[arg(long, value_name = "TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct PendingArgs {
+    #[command(flatten)]
+    conn: Conn,
+    /// One JSON document instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ApproveArgs {
+    /// The approval's id (from `airlock pending` or the inbox).
+    id: String,
+    /// Also allow the same action again in this session (a narrow, revocable grant).
+    #[arg(long)]
+    session: bool,
+    /// The confirmation code of a critical (tier-4) action, as `airlock pending` shows it.
+    #[arg(long)]
+    code: Option<String>,
+    #[arg(long, default_value = "")]
+    reason: String,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+#[derive(clap::Args)]
+pub struct DenyArgs {
+    id: String,
+    /// Why: the agent is told.
+    #[arg(long)]
+    reason: String,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+#[derive(clap::Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    conn: Conn,
+    /// Seconds between looks at the queue.
+    #[arg(long, default_value_t = 1.0)]
+    interval: f64,
+}
+
+fn client(conn: &Conn) -> Result<Client> {
+    Client::new(person_endpoint(conn.url.clone(), conn.token.clone())?)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+const CALL: Duration = Duration::from_secs(15);
+
+async fn pending_list(c: &Client) -> Result<Vec<Value>> {
+    let v = c.get("/v1/approvals", CALL).await?;
+    Ok(match v {
+        Value::Array(a) => a,
+        Value::Object(mut m) => match m.remove("approvals") {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    })
+}
+
+pub fn pending(a: PendingArgs) -> Result<u8> {
+    let c = client(&a.conn)?;
+    let list = runtime()?.block_on(pending_list(&c))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(0);
+    }
+    if list.is_empty() {
+        println!("nothing is waiting for an answer");
+    }
+    let now = now_ms();
+    for ap in &list {
+        print!("{}", describe(ap, now));
+    }
+    Ok(0)
+}
+
+pub fn approve(a: ApproveArgs) -> Result<u8> {
+    let c = client(&a.conn)?;
+    let body = json!({
+        "decision": "approve",
+        "scope": if a.session { "session" } else { "once" },
+        "reason": a.reason,
+        "code": a.code,
+    });
+    answer(&c, &a.id, body)
+}
+
+pub fn deny(a: DenyArgs) -> Result<u8> {
+    if a.reason.trim().is_empty() {
+        bail!("a denial needs a reason: the agent is told why");
+    }
+    let c = client(&a.conn)?;
+    let body = json!({"decision": "deny", "scope": "once", "reason": a.reason});
+    answer(&c, &a.id, body)
+}
+
+fn answer(c: &Client, id: &str, mut body: Value) -> Result<u8> {
+    if let Some(m) = body.as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    let path = format!("/v1/approvals/{}", urlencode(id));
+    let v = runtime()?.block_on(c.post(&path, &body, CALL))?;
+    println!(
+        "{} {}",
+        v["id"].as_str().unwrap_or(id),
+        v["status"].as_str().unwrap_or("answered")
+    );
+    Ok(0)
+}
+
+/// `airlock watch`: shows what waits, counts down, and takes answers typed at the terminal.
+/// Several pending actions below tier 4 can be approved in one answer; a critical one is always
+/// answered on its own, with its code.
+pub fn watch(a: WatchArgs) -> Result<u8> {
+    let c = client(&a.conn)?;
+    let rt = runtime()?;
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let interval = Duration::from_secs_f64(a.interval.clamp(0.1, 60.0));
+    println!("watching {} for approvals (Ctrl-D to stop)", c.url());
+    loop {
+        let list = rt.block_on(pending_list(&c))?;
+        if list.is_empty() {
+            std::thread::sleep(interval);
+            continue;
+        }
+        let now = now_ms();
+        for ap in &list {
+            print!("{}", describe(ap, now));
+        }
+        let batchable: Vec<&Value> = list.iter().filter(|ap| tier(ap) < 4).collect();
+        if batchable.len() > 1 {
+            prompt(&format!(
+                "approve all {} pending below tier 4? [y/N] ",
+                batchable.len()
+            ))?;
+            let Some(line) = lines.next().transpose()? else {
+                return Ok(0);
+            };
+            if line.trim().eq_ignore_ascii_case("y") {
+                for ap in batchable {
+                    let body = json!({"decision": "approve", "scope": "once", "reason": "batch approval at the terminal"});
+                    report(rt.block_on(post_answer(&c, ap, body)));
+                }
+                continue;
+            }
+        }
+        for ap in &list {
+            let left = remaining(ap, now_ms());
+            prompt(&format!(
+                "{}: [a]pprove once, approve for the [s]ession, [d]eny, Enter to skip ({left}s left) ",
+                id_of(ap)
+            ))?;
+            let Some(line) = lines.next().transpose()? else {
+                return Ok(0);
+            };
+            let body = match line.trim() {
+                "a" | "s" => {
+                    let mut body = json!({
+                        "decision": "approve",
+                        "scope": if line.trim() == "s" { "session" } else { "once" },
+                        "reason": "approved at the terminal",
+                    });
+                    if tier(ap) >= 4 {
+                        prompt("critical action: type its confirmation code: ")?;
+                        let Some(code) = lines.next().transpose()? else {
+                            return Ok(0);
+                        };
+                        body["code"] = json!(code.trim());
+                    }
+                    body
+                }
+                "d" => {
+                    prompt("reason (the agent is told): ")?;
+                    let Some(reason) = lines.next().transpose()? else {
+                        return Ok(0);
+                    };
+                    json!({"decision": "deny", "scope": "once", "reason": reason.trim()})
+                }
+                _ => continue,
+            };
+            report(rt.block_on(post_answer(&c, ap, body)));
+        }
+    }
+}
+
+async fn post_answer(c: &Client, ap: &Value, mut body: Value) -> Result<Value> {
+    // Bind the answer to the exact action that was shown.
+    if let Some(h) = ap["action_sha256"].as_str() {
+        body["action_sha256"] = json!(h);
+    }
+    let path = format!("/v1/approvals/{}", urlencode(id_of(ap)));
+    c.post(&path, &body, CALL).await
+}
+
+fn report(r: Result<Value>) {
+    match r {
+        Ok(v) => println!(
+            "  → {} {}",
+            v["id"].as_str().unwrap_or("?"),
+            v["status"].as_str().unwrap_or("answered")
+        ),
+        Err(e) => match e.downcast_ref::<ApiError>() {
+            Some(api) => println!("  → not taken: {api}"),
+            None => println!("  → error: {e:#}"),
+        },
+    }
+}
+
+fn prompt(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+fn id_of(ap: &Value) -> &str {
+    ap["id"].as_str().unwrap_or("?")
+}
+
+fn tier(ap: &Value) -> u64 {
+    ap["tier"].as_u64().unwrap_or(4)
+}
+
+fn remaining(ap: &Value, now: i64) -> i64 {
+    ap["deadline_ms"]
+        .as_i64()
+        .map(|d| ((d - now).max(0) + 999) / 1000)
+        .unwrap_or(0)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// One pending approval as a few lines of text for a person.
+pub fn describe(ap: &Value, now: i64) -> String {
+    let action = &ap["action"];
+    let what = match action["kind"].as_str() {
+        Some("shell") => format!("$ {}", action["command"].as_str().unwrap_or("?")),
+        Some("tool") => format!(
+            "tool {} {}",
+            action["tool"].as_str().unwrap_or("?"),
+            action["arguments"]
+        ),
+        Some(k) => format!("{k} {action}"),
+        None => action.to_string(),
+    };
+    let mut s = format!(
+        "{}  tier {}  {}  agent {} session {}  {}s left\n    {what}\n",
+        id_of(ap),
+        tier(ap),
+        ap["status"].as_str().unwrap_or("pending"),
+        ap["agent"].as_str().unwrap_or("?"),
+        ap["session"].as_str().unwrap_or("?"),
+        remaining(ap, now),
+    );
+    for r in ap["reasons"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "    - {} [{}]: {}\n",
+            r["code"].as_str().unwrap_or("?"),
+            r["rule_id"].as_str().or(r["rule"].as_str()).unwrap_or("?"),
+            r["message"].as_str().unwrap_or("")
+        ));
+    }
+    if let Some(review) = ap.get("llm").filter(|v| !v.is_null()) {
+        s.push_str(&format!("    LLM review: {review}\n"));
+    }
+    if let Some(code) = ap["code"].as_str() {
+        s.push_str(&format!("    critical: approve with --code {code}\n"));
+    }
+    if let Some(sug) = ap["suggestion"].as_str() {
+        s.push_str(&format!("    suggested rule (not applied): {sug}\n"));
+    }
+    s
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
