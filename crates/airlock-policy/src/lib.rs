@@ -24,4 +24,4 @@ pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};
 pub use policy::{BUILTIN, Policy, Sources};
-pub use tiers::{Channel, Requirement};
+pub use tiers::{Channel, Requirement, parse_duration};
