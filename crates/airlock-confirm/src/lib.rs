@@ -1,1 +1,42 @@
-//! airlock-confirm (being built for issue 6).
+//! airlock's approval broker. It decides each submitted action as every surface does (policy,
+//! then grants), records allow and deny as signed receipts at once, and turns a remaining ask
+//! into an approval routed by tier: the LLM reviewer, a person, or both, with deliberate
+//! confirmation and an optional time lock at tier 4. Approvals live in the store, so they
+//! survive restarts and are shared by every node on one PostgreSQL; every decision happens once
+//! (a conditional UPDATE) and is exactly one receipt. Timeouts deny. It knows nothing of how a
+//! request arrived (HTTP, hook, CLI).
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod answer;
+mod broker;
+mod code;
+mod config;
+pub mod decide;
+mod error;
+pub mod llm;
+mod metrics;
+mod model;
+mod notify;
+pub mod receipt;
+mod route;
+mod settle;
+mod submit;
+pub mod suggest;
+mod view;
+mod wait;
+pub mod webhook;
+
+pub use broker::Broker;
+pub use code::{code_matches, deliberate_code};
+pub use config::{BrokerConfig, LlmConfig, PolicyProvider, WebhookConfig};
+pub use decide::{Decided, decide};
+pub use error::ConfirmError;
+pub use metrics::Metrics;
+pub use model::{
+    Answer, AnswerScope, Approval, ApprovalStatus, Choice, Event, LlmResult, LlmReview, Outcome,
+    Principal, Role, Status, Submission,
+};
+pub use notify::CHANNEL as NOTIFY_CHANNEL;
+pub use receipt::RecordContext;
+pub use view::SILENCE;

@@ -79,6 +79,16 @@ pub struct SpentLink {
     pub decision: String,
 }
 
+/// A stored one-time link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRow {
+    pub nonce: String,
+    pub approval: String,
+    pub decision: String,
+    pub expires_ms: i64,
+    pub used_ms: Option<i64>,
+}
+
 const COLUMNS: &str = "id, request_id, agent, session, action, action_sha256, tier, reasons, \
      policy_sha256, confirm, deliberate, time_lock_ms, status, llm, decided_by, by_person, \
      approvers, scope, reason, grant_id, suggestion, created_ms, deadline_ms, decided_ms, \
@@ -374,6 +384,24 @@ impl Db {
             sqlx::query(Q).bind(nonce).bind(approval).bind(decision).bind(expires_ms).execute(p).await?;
         });
         Ok(())
+    }
+
+    /// Reads a link without spending it (for a confirmation page).
+    pub async fn approval_link_get(&self, nonce: &str) -> Result<Option<LinkRow>, StoreError> {
+        const Q: &str = "SELECT nonce, approval, decision, expires_ms, used_ms FROM approval_links \
+             WHERE nonce = $1";
+        on_pool!(self, p => {
+            match sqlx::query(Q).bind(nonce).fetch_optional(p).await? {
+                Some(r) => Ok(Some(LinkRow {
+                    nonce: r.try_get(0)?,
+                    approval: r.try_get(1)?,
+                    decision: r.try_get(2)?,
+                    expires_ms: r.try_get(3)?,
+                    used_ms: r.try_get(4)?,
+                })),
+                None => Ok(None),
+            }
+        })
     }
 
     /// Spends a link: `Some` only for the first use before its expiry.

@@ -19,7 +19,7 @@ mod migrate;
 mod options;
 mod writer;
 
-pub use approvals::{ApprovalRow, SpentLink, Transition};
+pub use approvals::{ApprovalRow, LinkRow, SpentLink, Transition};
 pub use auth::{TokenRow, WebSessionRow};
 pub use db::{Db, StoredReceipt};
 pub use error::StoreError;

@@ -1,0 +1,246 @@
+//! Deciding one submitted action: the policy's verdict in the submission's context (agent,
+//! session, channel, working directory, the session's recent denials), a grant for an ask below
+//! tier 4, then allow and deny are recorded at once and a remaining ask opens an approval
+//! routed by tier. Anything that goes wrong before an approval is opened denies (fail-safe).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock_core::{Assessment, Decision, Finding, Tier};
+use airlock_grants::Subject;
+use airlock_policy::{Confirmers, Context, Policy, Requirement};
+use airlock_store::{ApprovalRow, LedgerStore};
+
+use crate::ConfirmError;
+use crate::broker::{Broker, action_sha256};
+use crate::decide::decide;
+use crate::metrics::inc;
+use crate::model::{Event, Outcome, Submission};
+use crate::receipt::{RecordContext, random_hex, random_id, request};
+use crate::route::confirmers_for;
+use crate::view::{approval_of, immediate, internal_finding};
+
+/// The longest agent, session or request id accepted (receipts allow 256 bytes).
+const MAX_ID: usize = 200;
+
+impl Broker {
+    /// Decides one action as every surface does; see the module documentation.
+    pub async fn submit(&self, s: Submission) -> Result<Outcome, ConfirmError> {
+        inc(&self.inner.counters.submitted);
+        check(&s)?;
+        if let Some(r) = &s.request_id
+            && let Some(row) = self.db().approval_by_request(r).await?
+        {
+            return self.outcome_of_approval(&approval_of(&row)?).await;
+        }
+        let streak = self.db().denial_streak(&s.session).await?;
+        let policy = match (self.inner.policy)(s.cwd.as_deref().map(Path::new)) {
+            Ok(p) => p,
+            Err(e) => {
+                let a = airlock_policy::load_error(&e.to_string());
+                return self.record_now(&s, a, None, fallback_hash(), streak).await;
+            }
+        };
+        let policy_sha = policy
+            .hash()
+            .map(str::to_string)
+            .unwrap_or_else(|_| fallback_hash());
+        let ctx = Context {
+            agent: Some(s.agent.clone()),
+            session: Some(s.session.clone()),
+            channel: Some(s.channel),
+            cwd: s.cwd.clone(),
+            recent_denials: streak,
+            ..Context::default()
+        };
+        let actor = Subject::new(s.agent.clone(), Some(s.session.clone()));
+        let decided = match decide(&policy, Some(&self.inner.book), &actor, &s.action, &ctx).await {
+            Ok(d) => d,
+            Err(e) => {
+                let a = Assessment::from_findings(
+                    vec![internal_finding(&format!("the grant check failed: {e}"))],
+                    Decision::Deny,
+                );
+                return self.record_now(&s, a, None, policy_sha, streak).await;
+            }
+        };
+        let v = decided.verdict;
+        let grant = decided.grant.map(|g| g.id);
+        match v.decision {
+            Decision::Allow | Decision::Deny => {
+                self.record_now(&s, v.assessment(), grant, policy_sha, streak)
+                    .await
+            }
+            Decision::Ask => {
+                let req = v
+                    .confirm
+                    .unwrap_or_else(|| tier_requirement(&policy, v.tier));
+                let confirm = confirmers_for(v.tier, req.confirm);
+                if confirm == Confirmers::Nobody {
+                    let mut a = v.assessment();
+                    a.decision = Decision::Allow;
+                    return self.record_now(&s, a, None, policy_sha, streak).await;
+                }
+                self.open(&s, v.tier, v.reasons, req, confirm, policy_sha)
+                    .await
+            }
+        }
+    }
+
+    /// Records an allow or a deny at once and tells the agent.
+    async fn record_now(
+        &self,
+        s: &Submission,
+        a: Assessment,
+        grant: Option<String>,
+        policy_sha: String,
+        streak: u32,
+    ) -> Result<Outcome, ConfirmError> {
+        let request_id = match &s.request_id {
+            Some(r) => r.clone(),
+            None => random_id()?,
+        };
+        let ctx = RecordContext {
+            request_id: Some(request_id.clone()),
+            session: s.session.clone(),
+            principal: s.agent.clone(),
+            policy_sha256: policy_sha,
+            grant,
+            approvers: Vec::new(),
+            output_sha256: None,
+        };
+        let receipt = self
+            .inner
+            .ledger
+            .append(request(&s.action, &a, &ctx)?)
+            .await?;
+        let denied = a.decision != Decision::Allow;
+        let c = &self.inner.counters;
+        inc(if denied { &c.denied } else { &c.allowed });
+        let streak = if denied || streak > 0 {
+            self.db()
+                .denial_streak_record(&s.session, denied, self.now())
+                .await?
+        } else {
+            0
+        };
+        Ok(immediate(
+            request_id,
+            a.decision,
+            a.tier,
+            a.reasons,
+            Some(receipt.id),
+            streak,
+            self.inner.config.denial_streak,
+        ))
+    }
+
+    /// Opens an approval (once per request id) and starts its routing.
+    async fn open(
+        &self,
+        s: &Submission,
+        tier: Tier,
+        reasons: Vec<Finding>,
+        req: Requirement,
+        confirm: Confirmers,
+        policy_sha: String,
+    ) -> Result<Outcome, ConfirmError> {
+        let id = format!("apr-{}", random_hex(12)?);
+        let now = self.now();
+        let timeout = ms(req.timeout.max(Duration::from_secs(1)));
+        let action = serde_json::to_string(&s.action)
+            .map_err(|e| ConfirmError::Invalid(format!("the action does not serialise: {e}")))?;
+        let row = ApprovalRow {
+            id: id.clone(),
+            request_id: s.request_id.clone().unwrap_or_else(|| id.clone()),
+            agent: s.agent.clone(),
+            session: s.session.clone(),
+            action,
+            action_sha256: action_sha256(&s.action)?,
+            tier: i64::from(tier.as_u8()),
+            reasons: serde_json::to_string(&reasons)
+                .map_err(|e| ConfirmError::Internal(e.to_string()))?,
+            policy_sha256: policy_sha,
+            confirm: confirm.as_str().into(),
+            deliberate: req.deliberate,
+            time_lock_ms: ms(req.time_lock),
+            status: "pending".into(),
+            llm: None,
+            decided_by: None,
+            by_person: false,
+            approvers: None,
+            scope: None,
+            reason: None,
+            grant_id: None,
+            suggestion: None,
+            created_ms: now,
+            deadline_ms: now.saturating_add(timeout),
+            decided_ms: None,
+            effective_ms: None,
+            receipt: None,
+        };
+        let (stored, inserted) = self.db().approval_insert(&row).await?;
+        let approval = approval_of(&stored)?;
+        if inserted {
+            inc(&self.inner.counters.pending_opened);
+            self.inner.hub.publish(Event::Opened(id.clone())).await;
+            if confirm.person() {
+                self.ask_person(approval.clone());
+            }
+            if confirm.llm() {
+                let b = self.clone();
+                tokio::spawn(async move { b.review(id).await });
+            }
+        }
+        self.outcome_of_approval(&approval).await
+    }
+}
+
+fn tier_requirement(policy: &Arc<Policy>, tier: Tier) -> Requirement {
+    policy.settings.tiers[usize::from(tier.as_u8()).min(4)]
+}
+
+/// The policy hash a receipt carries when the policy itself could not be loaded or hashed.
+fn fallback_hash() -> String {
+    airlock_shell::policy_hash().to_string()
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn check(s: &Submission) -> Result<(), ConfirmError> {
+    let bad = |what: &str, v: &str| {
+        v.trim().is_empty()
+            || v.len() > MAX_ID
+            || v.chars().any(char::is_control)
+            || what.is_empty()
+    };
+    if bad("agent", &s.agent) {
+        return Err(ConfirmError::Invalid(format!(
+            "agent must be 1-{MAX_ID} bytes without control characters"
+        )));
+    }
+    if bad("session", &s.session) {
+        return Err(ConfirmError::Invalid(format!(
+            "session must be 1-{MAX_ID} bytes without control characters"
+        )));
+    }
+    if let Some(r) = &s.request_id
+        && bad("request_id", r)
+    {
+        return Err(ConfirmError::Invalid(format!(
+            "request_id must be 1-{MAX_ID} bytes without control characters"
+        )));
+    }
+    if s.request_id
+        .as_deref()
+        .is_some_and(|r| r.starts_with("approval:"))
+    {
+        return Err(ConfirmError::Invalid(
+            "request ids starting with approval: are reserved for approval receipts".into(),
+        ));
+    }
+    Ok(())
+}
