@@ -1,0 +1,207 @@
+//! `POST /v1/actions` (an agent submits an action), `GET /v1/actions/{id}` and the long-poll
+//! `GET /v1/actions/{id}/wait?timeout=S`. The submitting agent is the token's name, never a
+//! field of the body.
+
+use std::time::Duration;
+
+use airlock_confirm::{ConfirmError, Outcome, Status, Submission};
+use airlock_core::{Action, Decision, Finding, Tier};
+use airlock_policy::Channel;
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::DECIDERS;
+use crate::auth::{Caller, Role};
+use crate::error::ApiError;
+use crate::extract::{ApiJson, json_error};
+use crate::state::AppState;
+
+/// The longest a wait may hold a request.
+pub const MAX_WAIT_SECS: f64 = 120.0;
+const DEFAULT_WAIT_SECS: f64 = 30.0;
+const MAX_ID: usize = 128;
+const MAX_COMMAND: usize = 64 * 1024;
+
+/// What the agent gets back (the broker's outcome, absent fields left out).
+#[derive(Debug, Serialize)]
+pub struct OutcomeBody {
+    pub id: String,
+    pub status: Status,
+    pub decision: Decision,
+    pub tier: Tier,
+    pub reasons: Vec<Finding>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
+}
+
+impl From<Outcome> for OutcomeBody {
+    fn from(o: Outcome) -> Self {
+        OutcomeBody {
+            id: o.id,
+            status: o.status,
+            decision: o.decision,
+            tier: o.tier,
+            reasons: o.reasons,
+            message: o.message,
+            receipt: o.receipt,
+            deadline_ms: o.deadline_ms,
+            approval: o.approval,
+        }
+    }
+}
+
+fn check_id(what: &str, v: &str) -> Result<(), ApiError> {
+    if v.is_empty() || v.len() > MAX_ID || v.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "INVALID_ACTION",
+            format!("{what} must be 1 to {MAX_ID} characters without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
+    match obj.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            format!("{key} must be a string"),
+        )),
+    }
+}
+
+/// Splits the body into the envelope (session, request id) and the action, strictly: the
+/// action's own fields are checked by `Action`'s deserializer, which refuses unknown ones.
+fn submission(caller: &Caller, body: Value) -> Result<Submission, ApiError> {
+    let Value::Object(mut obj) = body else {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            "the body must be a JSON object",
+        ));
+    };
+    let session = take_string(&mut obj, "session")?
+        .ok_or_else(|| ApiError::bad_request("INVALID_REQUEST", "missing field `session`"))?;
+    check_id("session", &session)?;
+    let request_id = take_string(&mut obj, "request_id")?;
+    if let Some(r) = &request_id {
+        check_id("request_id", r)?;
+    }
+    let known_kind = matches!(
+        obj.get("kind").and_then(Value::as_str),
+        Some("shell" | "tool" | "file_write" | "network_fetch" | "message_send")
+    );
+    if obj.contains_key("kind") && !known_kind {
+        return Err(ApiError::invalid(
+            "INVALID_ACTION",
+            "kind must be one of shell, tool, file_write, network_fetch, message_send",
+        ));
+    }
+    let action: Action = serde_json::from_value(Value::Object(obj)).map_err(json_error)?;
+    let cwd = match &action {
+        Action::Shell { command, cwd } => {
+            if command.trim().is_empty() || command.len() > MAX_COMMAND {
+                return Err(ApiError::invalid(
+                    "INVALID_ACTION",
+                    format!("command must be non-empty and at most {MAX_COMMAND} bytes"),
+                ));
+            }
+            cwd.clone()
+        }
+        Action::Tool { tool, .. } if tool.trim().is_empty() || tool.len() > 256 => {
+            return Err(ApiError::invalid(
+                "INVALID_ACTION",
+                "tool must be a non-empty name of at most 256 bytes",
+            ));
+        }
+        _ => None,
+    };
+    Ok(Submission {
+        request_id,
+        agent: caller.name.clone(),
+        session,
+        action,
+        cwd,
+        channel: Channel::Api,
+    })
+}
+
+pub async fn submit(
+    State(st): State<AppState>,
+    caller: Caller,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<OutcomeBody>, ApiError> {
+    caller.require(&[Role::Agent], "submit actions (use an agent token)")?;
+    let s = submission(&caller, body)?;
+    Ok(Json(st.broker.submit(s).await?.into()))
+}
+
+/// Agents see only their own approvals; an id that is not an approval (an immediate decision)
+/// is looked up by the broker as is.
+async fn visible(st: &AppState, caller: &Caller, id: &str) -> Result<(), ApiError> {
+    if DECIDERS.contains(&caller.role) {
+        return Ok(());
+    }
+    match st.broker.approval(id).await {
+        Ok(a) if a.agent != caller.name => Err(ApiError::not_found(format!("no action {id}"))),
+        Ok(_) | Err(ConfirmError::NotFound(_)) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn outcome(
+    State(st): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<OutcomeBody>, ApiError> {
+    visible(&st, &caller, &id).await?;
+    Ok(Json(st.broker.outcome(&id).await?.into()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitQuery {
+    timeout: Option<String>,
+}
+
+fn wait_timeout(q: &WaitQuery) -> Result<Duration, ApiError> {
+    let secs = match q.timeout.as_deref() {
+        None => DEFAULT_WAIT_SECS,
+        Some(t) => t
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "INVALID_TIMEOUT",
+                    "timeout must be a number of seconds, at least 0",
+                )
+            })?,
+    };
+    Ok(Duration::from_secs_f64(secs.min(MAX_WAIT_SECS)))
+}
+
+pub async fn wait(
+    State(st): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    q: Result<Query<WaitQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<OutcomeBody>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request("INVALID_REQUEST", e.body_text()))?;
+    let timeout = wait_timeout(&q)?;
+    visible(&st, &caller, &id).await?;
+    let outcome = tokio::select! {
+        o = st.broker.wait(&id, timeout) => o?,
+        // On shutdown the agent gets the current state (still pending) and may wait again
+        // on another node or after the restart.
+        () = st.shutting_down() => st.broker.outcome(&id).await?,
+    };
+    Ok(Json(outcome.into()))
+}

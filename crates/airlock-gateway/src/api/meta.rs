@@ -1,0 +1,35 @@
+//! `/healthz`, `/metrics` (Prometheus text) and `/openapi.json`.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::state::AppState;
+
+pub async fn healthz(State(st): State<AppState>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "backend": st.broker.ledger().db().backend(),
+    }))
+}
+
+pub async fn metrics(State(st): State<AppState>) -> Response {
+    let mut out = String::new();
+    st.metrics.render(&mut out);
+    out.push_str(&st.broker.metrics().to_prometheus());
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        out,
+    )
+        .into_response()
+}
+
+pub async fn openapi() -> Response {
+    (
+        [(CONTENT_TYPE, "application/json")],
+        crate::openapi::DOCUMENT,
+    )
+        .into_response()
+}

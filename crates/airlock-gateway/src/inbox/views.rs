@@ -1,0 +1,157 @@
+//! What the templates show, as plain strings: approvals and grants turned into display
+//! values (the templates escape them; nothing here is markup).
+
+use airlock_confirm::{Approval, LlmReview, deliberate_code};
+use airlock_core::Action;
+use airlock_grants::Grant;
+use airlock_ledger::time::format_millis;
+
+pub struct ReasonView {
+    pub rule: String,
+    pub code: String,
+    pub message: String,
+}
+
+pub struct ApprovalView {
+    pub id: String,
+    pub agent: String,
+    pub session: String,
+    pub summary: String,
+    pub summary_short: String,
+    pub action_sha256: String,
+    pub tier: u8,
+    pub tier_name: &'static str,
+    pub reasons: Vec<ReasonView>,
+    pub llm: Option<String>,
+    pub suggestion: Option<String>,
+    pub status: &'static str,
+    /// The tier-4 code the approver must type.
+    pub code: Option<String>,
+    pub deadline_ms: i64,
+    pub effective_ms: Option<i64>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub receipt: Option<String>,
+    pub created: String,
+}
+
+pub struct GrantView {
+    pub id: String,
+    pub agent: String,
+    pub session: String,
+    pub scope: String,
+    pub uses: String,
+    pub expires: String,
+    pub status: String,
+    pub revocable: bool,
+}
+
+/// A readable rendering of an action (bounded: a huge tool argument list is cut).
+pub fn describe(action: &Action) -> String {
+    let s = match action {
+        Action::Shell { command, cwd } => match cwd {
+            Some(d) => format!("$ {command}\n(in {d})"),
+            None => format!("$ {command}"),
+        },
+        Action::Tool { tool, arguments } => format!(
+            "tool {tool}\n{}",
+            serde_json::to_string_pretty(arguments).unwrap_or_default()
+        ),
+        Action::FileWrite {
+            path,
+            content,
+            edit,
+        } => format!(
+            "{} {path}\n{}",
+            if *edit { "edit" } else { "write" },
+            content.as_deref().unwrap_or("")
+        ),
+        Action::NetworkFetch { url, method } => format!("{method} {url}"),
+        Action::MessageSend {
+            channel,
+            recipient,
+            body,
+        } => format!("message to {recipient} on {channel}\n{body}"),
+    };
+    cut(&s, 4000)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+fn llm_text(l: &LlmReview) -> String {
+    let risk = l.risk.map(|r| format!(", risk {r:.2}")).unwrap_or_default();
+    let mut s = format!("{} ({}{risk}): {}", l.result.as_str(), l.model, l.rationale);
+    if let Some(e) = &l.error {
+        s.push_str(&format!(" [{e}]"));
+    }
+    s
+}
+
+impl From<&Approval> for ApprovalView {
+    fn from(a: &Approval) -> Self {
+        let summary = describe(&a.action);
+        let first_line = summary.lines().next().unwrap_or("");
+        ApprovalView {
+            id: a.id.clone(),
+            agent: a.agent.clone(),
+            session: a.session.clone(),
+            summary_short: cut(first_line, 120),
+            summary,
+            action_sha256: a.action_sha256.clone(),
+            tier: u8::from(a.tier),
+            tier_name: a.tier.name(),
+            reasons: a
+                .reasons
+                .iter()
+                .map(|f| ReasonView {
+                    rule: f.rule_id.clone(),
+                    code: f.code.as_str().to_string(),
+                    message: f.message.clone(),
+                })
+                .collect(),
+            llm: a.llm.as_ref().map(llm_text),
+            suggestion: a.suggestion.clone(),
+            status: a.status.as_str(),
+            code: a.code_required.then(|| deliberate_code(&a.action_sha256)),
+            deadline_ms: a.deadline_ms,
+            effective_ms: a.effective_ms,
+            decided_by: a.decided_by.clone(),
+            reason: a.reason.clone(),
+            receipt: a.receipt.clone(),
+            created: format_millis(a.created_ms),
+        }
+    }
+}
+
+impl GrantView {
+    pub fn new(g: &Grant, now: i64) -> Self {
+        let status = if g.revoked_at.is_some() {
+            "revoked".to_string()
+        } else if g.expires_at <= now {
+            "expired".to_string()
+        } else if g.remaining() == 0 {
+            "used up".to_string()
+        } else {
+            g.status.as_str().to_string()
+        };
+        GrantView {
+            id: g.id.clone(),
+            agent: g.subject.agent.clone(),
+            session: g.subject.session.clone().unwrap_or_else(|| "any".into()),
+            scope: g.scope.describe(),
+            uses: format!("{} of {}", g.uses, g.max_uses),
+            expires: format_millis(g.expires_at),
+            revocable: g.revoked_at.is_none() && g.expires_at > now,
+            status,
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Test helpers: a real gateway over a real broker (SQLite in a temporary directory, or a
+//! fresh PostgreSQL schema), served on 127.0.0.1:0, and a reqwest client.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use airlock_confirm::{Broker, BrokerConfig, PolicyProvider};
+use airlock_gateway::{AppState, Auth, Role, ServeConfig};
+use airlock_grants::{GrantBook, GrantConfig};
+use airlock_policy::Policy;
+use airlock_store::{Ledger, LedgerConfig, StoreOptions};
+use serde_json::Value;
+
+pub const DEFAULT_PG: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+pub struct Server {
+    pub url: String,
+    pub addr: SocketAddr,
+    pub broker: Broker,
+    pub auth: Auth,
+    pub agent: String,
+    pub approver: String,
+    pub admin: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+    _pg: Option<PgSchema>,
+}
+
+pub fn builtin_policy() -> PolicyProvider {
+    let p = Arc::new(Policy::builtin().unwrap());
+    Arc::new(move |_| Ok(p.clone()))
+}
+
+pub async fn start() -> Server {
+    start_on(None, DEFAULT_MAX).await
+}
+
+pub const DEFAULT_MAX: usize = 1024 * 1024;
+
+/// Starts a gateway; `pg` selects PostgreSQL.
+pub async fn start_on(pg: Option<PgSchema>, max_body: usize) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions::new(dir.path()).with_database(pg.as_ref().map(|p| p.url.clone()));
+    let ledger = Ledger::open(&opts, LedgerConfig::default()).await.unwrap();
+    let db = ledger.db().clone();
+    let book = GrantBook::new(db.clone(), GrantConfig::default());
+    let broker = Broker::start(ledger, book, builtin_policy(), BrokerConfig::default())
+        .await
+        .unwrap();
+    let auth = Auth::new(db);
+    let agent = auth.create("agent-1", Role::Agent).await.unwrap().secret;
+    let approver = auth.create("alice", Role::Approver).await.unwrap().secret;
+    let admin = auth.create("root", Role::Admin).await.unwrap().secret;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = ServeConfig {
+        listen: addr,
+        public_url: Some(format!("http://{addr}")),
+        max_body,
+    };
+    let state = AppState::new(broker.clone(), auth.clone(), config);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        airlock_gateway::serve_with(listener, state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    Server {
+        url: format!("http://{addr}"),
+        addr,
+        broker,
+        auth,
+        agent,
+        approver,
+        admin,
+        stop: Some(stop),
+        task: Some(task),
+        _dir: dir,
+        _pg: pg,
+    }
+}
+
+impl Server {
+    /// Stops the server and waits until it has (long-polls and streams end at once).
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            tokio::time::timeout(std::time::Duration::from_secs(10), t)
+                .await
+                .expect("the server did not stop within 10 s")
+                .unwrap();
+        }
+        self.broker.clone().shutdown().await;
+    }
+
+    pub fn u(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// Receipts recorded so far, decoded.
+    pub async fn receipts(&self) -> Vec<Value> {
+        let rows = self
+            .broker
+            .ledger()
+            .db()
+            .receipts(0, 100_000)
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|r| serde_json::from_str(&r.body).unwrap())
+            .collect()
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Sends JSON with a bearer token; returns the status and the body as JSON (Null if empty).
+pub async fn call(
+    c: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut rb = c.request(method, url);
+    if let Some(t) = token {
+        rb = rb.bearer_auth(t);
+    }
+    if let Some(b) = body {
+        rb = rb
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&b).unwrap());
+    }
+    let resp = rb.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    let v = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, v)
+}
+
+pub async fn post(c: &reqwest::Client, url: &str, token: &str, body: Value) -> (u16, Value) {
+    call(c, reqwest::Method::POST, url, Some(token), Some(body)).await
+}
+
+pub async fn get(c: &reqwest::Client, url: &str, token: &str) -> (u16, Value) {
+    call(c, reqwest::Method::GET, url, Some(token), None).await
+}
+
+/// A shell action that the built-in policy holds for a person (a force push).
+pub fn asking(session: &str) -> Value {
+    serde_json::json!({"kind": "shell", "command": "git push --force origin main", "session": session})
+}
+
+/// A fresh schema on the test PostgreSQL server, dropped when this guard goes.
+pub struct PgSchema {
+    pub url: String,
+    base: String,
+    name: String,
+}
+
+impl PgSchema {
+    /// `None` (with a message) when PostgreSQL is unreachable and neither `CI` nor
+    /// `AIRLOCK_TEST_DATABASE_URL` is set; a panic when it is required but unreachable.
+    pub async fn create() -> Option<PgSchema> {
+        let explicit = std::env::var("AIRLOCK_TEST_DATABASE_URL").ok();
+        let required = explicit.is_some() || std::env::var_os("CI").is_some();
+        let base = explicit.unwrap_or_else(|| DEFAULT_PG.to_string());
+        let pool = match sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&base)
+            .await
+        {
+            Ok(p) => p,
+            Err(e) if !required => {
+                eprintln!("skipping PostgreSQL test: {base} unreachable ({e})");
+                return None;
+            }
+            Err(e) => panic!("PostgreSQL at {base} is required: {e}"),
+        };
+        let mut rnd = [0u8; 8];
+        getrandom::fill(&mut rnd).unwrap();
+        let name = format!("gw_{}", hex::encode(rnd));
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
+        Some(PgSchema { url, base, name })
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let base = self.base.clone();
+        let name = self.name.clone();
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                if let Ok(p) = sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect(&base)
+                    .await
+                {
+                    let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                        "DROP SCHEMA IF EXISTS {name} CASCADE"
+                    )))
+                    .execute(&p)
+                    .await;
+                    p.close().await;
+                }
+            });
+        })
+        .join();
+    }
+}
