@@ -118,6 +118,9 @@ impl Server {
 }
 
 pub fn client() -> reqwest::Client {
+    // reqwest is built without a TLS provider of its own; these tests speak plain HTTP, but a
+    // client cannot be built without one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
