@@ -84,7 +84,8 @@ pub async fn start_on(pg: Option<PgSchema>, max_body: usize) -> Server {
 }
 
 impl Server {
-    /// Stops the server and waits until it has (long-polls and streams end at once).
+    /// Stops the server and waits until it has (long-polls and streams end at once), then
+    /// the broker, which closes the ledger once this is its last handle.
     pub async fn stop(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
@@ -95,7 +96,11 @@ impl Server {
                 .expect("the server did not stop within 10 s")
                 .unwrap();
         }
-        self.broker.clone().shutdown().await;
+        let Server {
+            broker, _dir, _pg, ..
+        } = self;
+        broker.shutdown().await;
+        drop((_dir, _pg));
     }
 
     pub fn u(&self, path: &str) -> String {
@@ -233,5 +238,33 @@ impl Drop for PgSchema {
             });
         })
         .join();
+    }
+}
+
+/// `application/x-www-form-urlencoded` bodies (reqwest is built without its `form` feature).
+pub trait FormExt {
+    fn form_body(self, pairs: &[(&str, &str)]) -> Self;
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl FormExt for reqwest::RequestBuilder {
+    fn form_body(self, pairs: &[(&str, &str)]) -> Self {
+        let body: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
+            .collect();
+        self.header("content-type", "application/x-www-form-urlencoded")
+            .body(body.join("&"))
     }
 }
