@@ -54,7 +54,7 @@ impl Caller {
         } else {
             let allowed: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
             Err(ApiError::forbidden(format!(
-                "a {} token may not {what} (needs {})",
+                "{} tokens may not {what} (needs {})",
                 self.role,
                 allowed.join(" or ")
             )))
