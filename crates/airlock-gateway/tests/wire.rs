@@ -99,7 +99,17 @@ async fn wire_shapes() {
     let (_, pending) = post(&c, &s.u("/v1/actions"), &s.agent, asking("w")).await;
     let id = pending["id"].as_str().unwrap().to_string();
     insta::assert_json_snapshot!("outcome_pending", r(pending));
-    let (_, approval) = get(&c, &s.u(&format!("/v1/approvals/{id}")), &s.approver).await;
+    // The LLM factor is recorded just after the approval opens (here: no reviewer).
+    let mut approval = Value::Null;
+    for _ in 0..100 {
+        approval = get(&c, &s.u(&format!("/v1/approvals/{id}")), &s.approver)
+            .await
+            .1;
+        if !approval["llm"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     insta::assert_json_snapshot!("approval_pending", r(approval));
     let (_, answered) = post(
         &c,
