@@ -127,14 +127,8 @@ pub struct Reviewer {
 impl Reviewer {
     /// Builds the client; the API key is read from the configured environment variable now.
     pub fn new(config: LlmConfig) -> Result<Reviewer, String> {
-        if config.base_url.starts_with("https://") {
-            // reqwest is built without a default TLS provider; install ring's once per process.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| format!("cannot build the LLM client: {e}"))?;
+        // The overall limit is enforced around the call; this one only bounds a stuck transfer.
+        let client = crate::http::client(config.timeout + std::time::Duration::from_secs(1))?;
         let key = config
             .api_key_env
             .as_deref()
@@ -174,7 +168,10 @@ impl Reviewer {
                     self.config.timeout.as_millis()
                 ));
             }
-            Ok(Err(e)) => review.error = Some(e),
+            Ok(Err((result, e))) => {
+                review.result = result;
+                review.error = Some(e);
+            }
             Ok(Ok((result, risk, rationale))) => {
                 review.result = result;
                 review.risk = Some(risk);
@@ -189,7 +186,8 @@ impl Reviewer {
         action: &Action,
         tier: Tier,
         reasons: &[Finding],
-    ) -> Result<(LlmResult, f64, String), String> {
+    ) -> Result<(LlmResult, f64, String), (LlmResult, String)> {
+        let err = |e: String| (LlmResult::Error, e);
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
@@ -207,29 +205,32 @@ impl Reviewer {
         }
         let resp = req.send().await.map_err(|e| {
             if e.is_timeout() {
-                "the request timed out".to_string()
+                (LlmResult::Timeout, "the request timed out".to_string())
             } else {
-                format!("request failed: {e}")
+                err(format!("request failed: {e}"))
             }
         })?;
         let status = resp.status();
         let bytes = resp
             .bytes()
             .await
-            .map_err(|e| format!("reading the reply failed: {e}"))?;
+            .map_err(|e| err(format!("reading the reply failed: {e}")))?;
         if !status.is_success() {
-            return Err(format!("the endpoint answered HTTP {}", status.as_u16()));
+            return Err(err(format!(
+                "the endpoint answered HTTP {}",
+                status.as_u16()
+            )));
         }
         if bytes.len() > MAX_REPLY {
-            return Err(format!("the reply is over {MAX_REPLY} bytes"));
+            return Err(err(format!("the reply is over {MAX_REPLY} bytes")));
         }
         let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("the reply is not chat-completions JSON: {e}"))?;
+            .map_err(|e| err(format!("the reply is not chat-completions JSON: {e}")))?;
         let content = v
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
-            .ok_or("the reply has no choices[0].message.content")?;
-        parse_reply(content)
+            .ok_or_else(|| err("the reply has no choices[0].message.content".into()))?;
+        parse_reply(content).map_err(err)
     }
 }
 

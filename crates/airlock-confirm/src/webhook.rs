@@ -76,13 +76,8 @@ pub(crate) struct Webhook {
 
 impl Webhook {
     pub(crate) fn new(config: WebhookConfig) -> Result<Webhook, ConfirmError> {
-        if config.url.starts_with("https://") {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| ConfirmError::Internal(format!("cannot build the webhook client: {e}")))?;
+        let client =
+            crate::http::client(Duration::from_secs(10)).map_err(ConfirmError::Internal)?;
         Ok(Webhook { client, config })
     }
 
