@@ -89,7 +89,11 @@ async fn signed_post_with_one_time_links() {
     let sig = headers["x-airlock-signature"].to_str().unwrap();
     assert!(webhook::verify_signature(SECRET, body, sig));
     assert!(!webhook::verify_signature(b"wrong", body, sig));
-    let ts: i64 = headers["x-airlock-timestamp"].to_str().unwrap().parse().unwrap();
+    let ts: i64 = headers["x-airlock-timestamp"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     let v: Value = serde_json::from_slice(body).unwrap();
     assert_eq!(v["timestamp"], ts);
     assert_eq!(v["approval"]["id"], id.as_str());
@@ -118,7 +122,10 @@ async fn signed_post_with_one_time_links() {
         b.answer_link(&approve).await,
         Err(ConfirmError::BadLink(_))
     ));
-    assert!(matches!(b.link_info(&approve).await, Err(ConfirmError::BadLink(_))));
+    assert!(matches!(
+        b.link_info(&approve).await,
+        Err(ConfirmError::BadLink(_))
+    ));
     // The other link cannot change the decision.
     assert!(matches!(
         b.answer_link(&deny).await,
@@ -142,7 +149,10 @@ async fn links_expire_and_tier_four_has_no_approve_link() {
     assert!(token_of(&v, "approve").is_none());
     let deny = token_of(&v, "deny").unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(matches!(b.answer_link(&deny).await, Err(ConfirmError::BadLink(_))));
+    assert!(matches!(
+        b.answer_link(&deny).await,
+        Err(ConfirmError::BadLink(_))
+    ));
     assert_eq!(
         b.approval(&id).await.unwrap().status,
         ApprovalStatus::Pending
