@@ -40,12 +40,26 @@ pub const DEFAULT_MAX: usize = 1024 * 1024;
 
 /// Starts a gateway; `pg` selects PostgreSQL.
 pub async fn start_on(pg: Option<PgSchema>, max_body: usize) -> Server {
+    start_with(builtin_policy(), pg, max_body).await
+}
+
+/// The built-in policy with a user layer (TOML) on top.
+pub fn policy_with(user_toml: &str) -> PolicyProvider {
+    let layer =
+        airlock_policy::Layer::from_str(airlock_policy::LayerKind::User, "<test>", user_toml, None)
+            .unwrap();
+    let p = Arc::new(Policy::from_layers(vec![layer]).unwrap());
+    Arc::new(move |_| Ok(p.clone()))
+}
+
+/// Starts a gateway over `policy`.
+pub async fn start_with(policy: PolicyProvider, pg: Option<PgSchema>, max_body: usize) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let opts = StoreOptions::new(dir.path()).with_database(pg.as_ref().map(|p| p.url.clone()));
     let ledger = Ledger::open(&opts, LedgerConfig::default()).await.unwrap();
     let db = ledger.db().clone();
     let book = GrantBook::new(db.clone(), GrantConfig::default());
-    let broker = Broker::start(ledger, book, builtin_policy(), BrokerConfig::default())
+    let broker = Broker::start(ledger, book, policy, BrokerConfig::default())
         .await
         .unwrap();
     let auth = Auth::new(db);
