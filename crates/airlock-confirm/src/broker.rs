@@ -249,6 +249,10 @@ impl Drop for Tasks {
 /// minute it also records receipts an earlier append failed to record.
 async fn sweeper(inner: Weak<Inner>, every: Duration) {
     let every = every.max(Duration::from_millis(10));
+    // Receipt repair runs about once a minute.
+    let per_minute = u64::try_from(60_000 / every.as_millis().max(1))
+        .unwrap_or(1)
+        .max(1);
     let mut ticks: u64 = 0;
     loop {
         tokio::time::sleep(every).await;
@@ -257,10 +261,7 @@ async fn sweeper(inner: Weak<Inner>, every: Duration) {
         };
         let broker = Broker { inner };
         ticks += 1;
-        if let Err(e) = broker
-            .sweep(ticks % (60_000 / every.as_millis().max(1) as u64).max(1) == 0)
-            .await
-        {
+        if let Err(e) = broker.sweep(ticks.is_multiple_of(per_minute)).await {
             tracing::warn!(error = %e, "approval sweep failed");
         }
     }
