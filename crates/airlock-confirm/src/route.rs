@@ -168,3 +168,33 @@ impl Broker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nobody_only_at_tier_zero_and_a_person_at_tier_four() {
+        assert_eq!(
+            confirmers_for(Tier::Safe, Confirmers::Nobody),
+            Confirmers::Nobody
+        );
+        assert_eq!(
+            confirmers_for(Tier::Low, Confirmers::Nobody),
+            Confirmers::Human
+        );
+        assert_eq!(confirmers_for(Tier::Low, Confirmers::Llm), Confirmers::Llm);
+        assert_eq!(
+            confirmers_for(Tier::Critical, Confirmers::Llm),
+            Confirmers::LlmAndHuman
+        );
+        assert_eq!(
+            confirmers_for(Tier::Critical, Confirmers::Nobody),
+            Confirmers::Human
+        );
+        assert_eq!(
+            confirmers_for(Tier::High, Confirmers::LlmAndHuman),
+            Confirmers::LlmAndHuman
+        );
+    }
+}

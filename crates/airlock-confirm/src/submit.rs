@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use airlock_core::{Assessment, Decision, Finding, Tier};
 use airlock_grants::Subject;
+use airlock_ledger::receipt::receipt_id;
 use airlock_policy::{Confirmers, Context, Policy, Requirement};
 use airlock_store::{ApprovalRow, LedgerStore};
 
@@ -33,6 +34,12 @@ impl Broker {
             && let Some(row) = self.db().approval_by_request(r).await?
         {
             return self.outcome_of_approval(&approval_of(&row)?).await;
+        }
+        if let Some(r) = &s.request_id
+            && self.inner.ledger.receipt(&receipt_id(r)).await?.is_some()
+        {
+            // Decided at once before: the same answer, without using a grant again.
+            return self.outcome(r).await;
         }
         let streak = self.db().denial_streak(&s.session).await?;
         let policy = match (self.inner.policy)(s.cwd.as_deref().map(Path::new)) {

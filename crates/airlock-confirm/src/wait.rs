@@ -20,6 +20,10 @@ const RECHECK: Duration = Duration::from_secs(1);
 impl Broker {
     pub async fn wait(&self, id: &str, timeout: Duration) -> Result<Outcome, ConfirmError> {
         let mut events = self.subscribe();
+        if self.db().approval_get(id).await?.is_none() {
+            // An action decided at once (or an unknown id): nothing to wait for.
+            return self.outcome(id).await;
+        }
         let end = Instant::now() + timeout;
         loop {
             let mut row = self.row(id).await?;

@@ -388,6 +388,10 @@ async fn one_request_id_is_one_approval_and_one_receipt() {
     let x = b.submit(allowed.clone()).await.unwrap();
     let y = b.submit(allowed).await.unwrap();
     assert_eq!(x.receipt, y.receipt);
+    assert_eq!(y.status, Status::Allowed);
+    // Waiting on an action decided at once returns its outcome.
+    let w = b.wait("req-ls", Duration::from_secs(1)).await.unwrap();
+    assert_eq!(w.receipt, x.receipt);
     let mut reserved = sub("claude", "s1", "ls");
     reserved.request_id = Some("approval:apr-x".into());
     assert!(matches!(
