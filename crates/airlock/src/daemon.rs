@@ -101,6 +101,10 @@ impl Client {
         &self.ep.url
     }
 
+    pub fn token(&self) -> Option<&str> {
+        self.ep.token.as_deref()
+    }
+
     pub async fn get(&self, path: &str, timeout: Duration) -> Result<Value> {
         self.send(self.http.get(self.at(path)), timeout).await
     }

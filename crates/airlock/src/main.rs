@@ -46,6 +46,10 @@ enum Command {
     Grant(cmd::grant::Args),
     /// Check, explain, test and import policy files.
     Policy(cmd::policy::Args),
+    /// Run the daemon: REST API, web inbox and approval broker (loopback, SQLite by default).
+    Serve(cmd::serve::Args),
+    /// Create, list and revoke the bearer tokens of agents and approvers.
+    Token(cmd::token::Args),
     /// List the actions waiting for an answer (a client of `airlock serve`).
     Pending(cmd::approvals::PendingArgs),
     /// Approve a pending action, once or for the session.
@@ -85,6 +89,8 @@ fn main() -> ExitCode {
         Command::Ledger(a) => cmd::ledger::run(a),
         Command::Grant(a) => cmd::grant::run(a),
         Command::Policy(a) => cmd::policy::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
+        Command::Token(a) => cmd::token::run(a),
         Command::Pending(a) => cmd::approvals::pending(a),
         Command::Approve(a) => cmd::approvals::approve(a),
         Command::Deny(a) => cmd::approvals::deny(a),

@@ -28,11 +28,19 @@ pub fn set_location(data_dir: Option<PathBuf>, database: Option<String>) {
 
 /// The store the global options select (the user's data directory and SQLite by default).
 pub fn store_options() -> StoreOptions {
+    // The hook's fast path answers before the command line (and with it the environment
+    // defaults of the global options) is parsed, so the environment is read here as well.
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let loc = LOCATION.get();
     let dir = loc
         .and_then(|l| l.data_dir.clone())
+        .or_else(|| env("AIRLOCK_DATA_DIR").map(PathBuf::from))
         .unwrap_or_else(default_data_dir);
-    StoreOptions::new(dir).with_database(loc.and_then(|l| l.database.clone()))
+    let database = match loc {
+        Some(l) => l.database.clone(),
+        None => env("AIRLOCK_DATABASE_URL").and_then(|v| v.into_string().ok()),
+    };
+    StoreOptions::new(dir).with_database(database)
 }
 
 // Receipt building is shared with the daemon's broker (airlock-confirm); re-exported so the

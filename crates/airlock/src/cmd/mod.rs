@@ -10,6 +10,8 @@ pub mod hook;
 pub mod ledger;
 pub mod policy;
 pub mod scan;
+pub mod serve;
+pub mod token;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;

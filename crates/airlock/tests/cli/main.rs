@@ -10,3 +10,4 @@ mod hook_shell;
 mod ledger;
 mod policy;
 mod scan;
+mod serve;

@@ -196,7 +196,7 @@ fn run_hook(binary: &PathBuf, stdin: &[u8]) -> Result<(Duration, String)> {
 }
 
 /// Summary of one program's timings, in milliseconds.
-struct Stats {
+pub(crate) struct Stats {
     min: f64,
     p50: f64,
     p90: f64,
@@ -206,7 +206,7 @@ struct Stats {
 }
 
 impl Stats {
-    fn of(samples: &mut [Duration]) -> Stats {
+    pub(crate) fn of(samples: &mut [Duration]) -> Stats {
         samples.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         // Nearest-rank percentile.
@@ -226,14 +226,14 @@ impl Stats {
         }
     }
 
-    fn row(&self, name: &str) -> String {
+    pub(crate) fn row(&self, name: &str) -> String {
         format!(
             "{name:<22} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             self.min, self.p50, self.p90, self.p99, self.max, self.mean
         )
     }
 
-    fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "min": self.min, "p50": self.p50, "p90": self.p90,
             "p99": self.p99, "max": self.max, "mean": self.mean,

@@ -13,16 +13,20 @@ pub struct Args {
 enum What {
     /// Whole-process latency of `airlock hook` against spawning /bin/true.
     Hook(hook::Args),
+    /// Approve → waiting agent released, on one node and across two (PostgreSQL).
+    Approvals(approvals::Args),
     /// Durable ledger appends/s, verifications/s, and inclusion-proof time in a 1M log.
     Ledger(ledger::Args),
 }
 
+pub mod approvals;
 pub mod hook;
 pub mod ledger;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.what {
         What::Hook(a) => hook::run(a),
+        What::Approvals(a) => approvals::run(a),
         What::Ledger(a) => ledger::run(a),
     }
 }

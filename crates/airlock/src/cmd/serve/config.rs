@@ -1,0 +1,196 @@
+//! The daemon's configuration file (`airlock serve --config FILE`, TOML). Everything has a safe
+//! default, so the file is optional: loopback, no LLM reviewer (its share goes to a person), no
+//! webhook. Unknown keys are errors, so a misspelt setting is never silently ignored. Secrets
+//! are never in the file: it names the environment variables that hold them.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use airlock_confirm::{BrokerConfig, LlmConfig, WebhookConfig};
+use airlock_policy::parse_duration;
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// The default address: loopback, on a port browsers accept (6000 is blocked by Chromium).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7373";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub serve: ServeSection,
+    pub llm: Option<LlmSection>,
+    pub webhook: Option<WebhookSection>,
+    #[serde(default)]
+    pub fatigue: FatigueSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSection {
+    pub listen: Option<String>,
+    /// The URL people reach this node at (links in webhooks, the Secure cookie flag).
+    pub public_url: Option<String>,
+    /// This node's name; default: the host name.
+    pub node: Option<String>,
+    /// Listening on anything but loopback needs this (or `--allow-remote`).
+    #[serde(default)]
+    pub allow_remote: bool,
+    /// Largest request body, in bytes.
+    pub max_body: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: Option<String>,
+    pub timeout: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSection {
+    pub url: String,
+    /// The environment variable holding the HMAC secret (at least 32 bytes).
+    pub secret_env: String,
+    pub link_ttl: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatigueSection {
+    pub denial_streak: Option<u32>,
+    pub suggest_after: Option<u32>,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<ConfigFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the configuration {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("in {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<ConfigFile> {
+        Ok(toml::from_str(text)?)
+    }
+
+    /// The address to bind: the flag, else the file, else loopback. A non-loopback address
+    /// needs an explicit permission, because the REST API decides what agents may do.
+    pub fn listen(&self, flag: Option<&str>, allow_remote_flag: bool) -> Result<SocketAddr> {
+        let text = flag
+            .or(self.serve.listen.as_deref())
+            .unwrap_or(DEFAULT_LISTEN);
+        let addr: SocketAddr = text
+            .parse()
+            .with_context(|| format!("--listen {text:?} is not ADDRESS:PORT"))?;
+        if !(addr.ip().is_loopback() || allow_remote_flag || self.serve.allow_remote) {
+            bail!(
+                "refusing to listen on {addr}: it is not a loopback address. Put airlock behind \
+                 TLS and pass --allow-remote (or set serve.allow_remote) if that is intended"
+            );
+        }
+        Ok(addr)
+    }
+
+    /// The broker's settings, with secrets read from the environment now (a missing secret is
+    /// an error at start, not a silent loss of a channel).
+    pub fn broker(&self, node: String) -> Result<BrokerConfig> {
+        let mut c = BrokerConfig {
+            node,
+            public_url: self.serve.public_url.clone(),
+            ..BrokerConfig::default()
+        };
+        if let Some(l) = &self.llm {
+            if let Some(var) = &l.api_key_env
+                && std::env::var(var).map(|v| v.is_empty()).unwrap_or(true)
+            {
+                bail!("llm.api_key_env names {var}, which is not set");
+            }
+            c.llm = Some(LlmConfig {
+                base_url: l.base_url.trim_end_matches('/').to_string(),
+                model: l.model.clone(),
+                api_key_env: l.api_key_env.clone(),
+                timeout: duration(l.timeout.as_deref(), "llm.timeout", Duration::from_secs(10))?,
+            });
+        }
+        if let Some(w) = &self.webhook {
+            let secret = std::env::var(&w.secret_env).unwrap_or_default();
+            if secret.len() < 32 {
+                bail!(
+                    "webhook.secret_env names {}, which must hold a secret of at least 32 bytes",
+                    w.secret_env
+                );
+            }
+            if c.public_url.is_none() {
+                bail!("the webhook channel needs serve.public_url for its approve/deny links");
+            }
+            c.webhook = Some(WebhookConfig {
+                url: w.url.clone(),
+                secret: secret.into_bytes(),
+                link_ttl: duration(
+                    w.link_ttl.as_deref(),
+                    "webhook.link_ttl",
+                    Duration::from_secs(600),
+                )?,
+            });
+        }
+        if let Some(n) = self.fatigue.denial_streak {
+            c.denial_streak = n.max(1);
+        }
+        if let Some(n) = self.fatigue.suggest_after {
+            c.suggest_after = n.max(1);
+        }
+        Ok(c)
+    }
+}
+
+fn duration(text: Option<&str>, key: &str, default: Duration) -> Result<Duration> {
+    match text {
+        None => Ok(default),
+        Some(t) => parse_duration(t).map_err(|e| anyhow::anyhow!("{key}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_loopback_without_reviewer() {
+        let c = ConfigFile::parse("").unwrap();
+        assert_eq!(c.listen(None, false).unwrap().to_string(), DEFAULT_LISTEN);
+        let b = c.broker("n".into()).unwrap();
+        assert!(b.llm.is_none() && b.webhook.is_none());
+    }
+
+    #[test]
+    fn remote_listening_needs_permission() {
+        let c = ConfigFile::parse("").unwrap();
+        assert!(c.listen(Some("0.0.0.0:7373"), false).is_err());
+        assert!(c.listen(Some("0.0.0.0:7373"), true).is_ok());
+        let c = ConfigFile::parse("[serve]\nallow_remote = true\nlisten = \"0.0.0.0:1\"").unwrap();
+        assert!(c.listen(None, false).is_ok());
+        assert!(c.listen(Some("nonsense"), false).is_err());
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_secrets_are_errors() {
+        assert!(ConfigFile::parse("[serve]\nlisten_on = \"x\"").is_err());
+        let c = ConfigFile::parse(
+            "[webhook]\nurl = \"http://127.0.0.1:1/h\"\nsecret_env = \"AIRLOCK_TEST_UNSET_SECRET\"",
+        )
+        .unwrap();
+        assert!(c.broker("n".into()).is_err());
+        let c = ConfigFile::parse(
+            "[llm]\nbase_url = \"http://127.0.0.1:1/v1/\"\nmodel = \"m\"\ntimeout = \"3s\"",
+        )
+        .unwrap();
+        let b = c.broker("n".into()).unwrap();
+        let l = b.llm.unwrap();
+        assert_eq!(l.base_url, "http://127.0.0.1:1/v1");
+        assert_eq!(l.timeout, Duration::from_secs(3));
+    }
+}

@@ -1,0 +1,167 @@
+//! `airlock serve`: the long-running firewall. It opens the store (SQLite in the data directory,
+//! or a shared PostgreSQL), starts the approval broker and the HTTP gateway on loopback, and
+//! tells local hooks where it is (`serve.json` and an agent token in the data directory).
+//! Several nodes on one PostgreSQL share approvals, grants and the ledger.
+
+pub mod config;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use airlock_confirm::{Broker, PolicyProvider};
+use airlock_gateway::auth::{Auth, Role};
+use airlock_gateway::{AppState, DEFAULT_MAX_BODY, ServeConfig};
+use airlock_grants::{GrantBook, GrantConfig};
+use airlock_policy::Policy;
+use airlock_store::{Ledger, LedgerConfig};
+use anyhow::{Context, Result};
+
+use crate::daemon::{AGENT_TOKEN_FILE, SERVE_FILE, ServeInfo};
+use config::ConfigFile;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// ADDRESS:PORT to listen on (default 127.0.0.1:7373; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<String>,
+    /// The configuration file (TOML: [serve], [llm], [webhook], [fatigue]).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Allow listening on an address that is not loopback.
+    #[arg(long)]
+    allow_remote: bool,
+    /// This node's name in logs and metrics (default: the host name).
+    #[arg(long)]
+    node: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let file = match &args.config {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    let addr = file.listen(args.listen.as_deref(), args.allow_remote)?;
+    let node = args
+        .node
+        .clone()
+        .or_else(|| file.serve.node.clone())
+        .unwrap_or_else(hostname);
+    let broker_config = file.broker(node.clone())?;
+    crate::daemon::init_tls();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let opts = crate::record::store_options();
+        let ledger = Ledger::open(&opts, LedgerConfig::default())
+            .await
+            .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
+        let db = ledger.db().clone();
+        let book = GrantBook::new(db.clone(), GrantConfig::default());
+        let broker = Broker::start(ledger, book, policy_provider(), broker_config)
+            .await
+            .context("starting the approval broker")?;
+        let auth = Auth::new(db.clone());
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        let local = listener.local_addr()?;
+        let url = format!("http://{local}");
+        let data_dir = opts.data_dir.clone();
+        announce(&data_dir, &url, &node, &auth).await?;
+        eprintln!(
+            "airlock serve: node {node} on {url} ({} store); web inbox at {url}/inbox",
+            db.backend()
+        );
+        if !auth.list().await?.iter().any(|t| t.revoked_ms.is_none() && t.role != Role::Agent) {
+            eprintln!(
+                "airlock serve: no approver token yet: create one with `airlock token create --role approver --name YOUR_NAME` and log in to the inbox with it"
+            );
+        }
+        let config = ServeConfig {
+            listen: local,
+            public_url: file.serve.public_url.clone(),
+            max_body: file.serve.max_body.unwrap_or(DEFAULT_MAX_BODY),
+        };
+        let state = AppState::new(broker, auth, config);
+        let result = airlock_gateway::serve_with(listener, state, shutdown_signal()).await;
+        let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
+        result.context("serving")?;
+        eprintln!("airlock serve: stopped");
+        Ok(0)
+    })
+}
+
+/// Loads the layers for a working directory on each request, so edits to policy files apply at
+/// once; a policy that does not load is an error the broker turns into a deny.
+fn policy_provider() -> PolicyProvider {
+    Arc::new(|cwd: Option<&Path>| Policy::load(&crate::cmd::policy::sources_at(cwd)).map(Arc::new))
+}
+
+/// Writes `serve.json` and, if needed, a fresh agent token for this machine's hooks.
+async fn announce(dir: &Path, url: &str, node: &str, auth: &Auth) -> Result<()> {
+    airlock_store::keyfile::create_private_dir(dir)?;
+    let token_path = dir.join(AGENT_TOKEN_FILE);
+    let current = std::fs::read_to_string(&token_path).unwrap_or_default();
+    let valid = match current.trim() {
+        "" => false,
+        t => auth.check(t).await?.is_some_and(|c| c.role == Role::Agent),
+    };
+    if !valid {
+        let t = auth.create("local-agent", Role::Agent).await?;
+        write_private(&token_path, &format!("{}\n", t.secret))?;
+    }
+    let info = ServeInfo {
+        url: url.to_string(),
+        pid: std::process::id(),
+        node: node.to_string(),
+    };
+    write_private(&dir.join(SERVE_FILE), &serde_json::to_string_pretty(&info)?)?;
+    Ok(())
+}
+
+/// Writes a file readable by its owner only (written to a temporary name, then renamed, so a
+/// reader never sees half a file).
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "local".into())
+}
+
+/// Ctrl-C or SIGTERM: stop taking requests and finish the ones in flight.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,455 @@
+//! `airlock serve` end to end, as processes: the hook hands an ask to a running daemon and waits;
+//! a person answers with `airlock approve` / `airlock deny` (the terminal channel); the daemon
+//! survives SIGKILL with its approvals pending; two nodes on one PostgreSQL release each other's
+//! waiting agents. The browser-driven inbox test lives in airlock-gateway.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A running `airlock serve`, killed (SIGKILL) when dropped.
+struct Daemon {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Daemon {
+    fn start(dir: &Path, config_home: &Path, database: Option<&str>) -> Daemon {
+        let _ = std::fs::remove_file(dir.join("serve.json"));
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--node"])
+            .arg(dir.file_name().unwrap())
+            .env("AIRLOCK_DATA_DIR", dir)
+            .env("XDG_CONFIG_HOME", config_home)
+            .env_remove("AIRLOCK_POLICY")
+            .env_remove("AIRLOCK_URL")
+            .env_remove("AIRLOCK_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        match database {
+            Some(url) => cmd.env("AIRLOCK_DATABASE_URL", url),
+            None => cmd.env_remove("AIRLOCK_DATABASE_URL"),
+        };
+        let child = cmd.spawn().unwrap();
+        let started = Instant::now();
+        let info = loop {
+            if let Ok(text) = std::fs::read_to_string(dir.join("serve.json"))
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+            {
+                break v;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "airlock serve did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Daemon {
+            child,
+            url: info["url"].as_str().unwrap().to_string(),
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn agent_token(&self) -> String {
+        std::fs::read_to_string(self.dir.join("agent.token"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `airlock <args>` against a data directory (and database); returns (exit, stdout, stderr).
+fn airlock(dir: &Path, database: Option<&str>, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
+    cmd.args(args)
+        .env("AIRLOCK_DATA_DIR", dir)
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN");
+    match database {
+        Some(url) => cmd.env("AIRLOCK_DATABASE_URL", url),
+        None => cmd.env_remove("AIRLOCK_DATABASE_URL"),
+    };
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn token(dir: &Path, database: Option<&str>, role: &str, name: &str) -> String {
+    let (code, out, err) = airlock(
+        dir,
+        database,
+        &["token", "create", "--role", role, "--name", name, "--quiet"],
+    );
+    assert_eq!(code, 0, "{err}");
+    out.trim().to_string()
+}
+
+/// Plain HTTP/1.1 to the daemon (loopback), so the test depends on nothing but std.
+fn http(url: &str, method: &str, path: &str, token: &str, body: Option<&Value>) -> (u16, Value) {
+    let host = url.trim_start_matches("http://");
+    let mut s = TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(90))).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap();
+    let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = &rest[n + 2..];
+    }
+    out
+}
+
+/// The hook, as Claude Code runs it, in the background: returns its (exit, stdout) when done.
+fn hook_in_background(
+    dir: &Path,
+    config_home: &Path,
+    env: &[(&str, &str)],
+    command: &str,
+) -> std::thread::JoinHandle<(i32, String)> {
+    let input = json!({
+        "session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command}
+    })
+    .to_string();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
+    cmd.arg("hook")
+        .env("AIRLOCK_DATA_DIR", dir)
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("HOME", config_home)
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN")
+        .env_remove("AIRLOCK_SESSION")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    std::thread::spawn(move || {
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    })
+}
+
+/// Polls `airlock pending --json` until `n` approvals wait; returns them.
+fn wait_pending(dir: &Path, url: &str, approver: &str, n: usize) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let (code, out, err) = airlock(
+            dir,
+            None,
+            &["pending", "--json", "--url", url, "--token", approver],
+        );
+        assert_eq!(code, 0, "{err}");
+        let list: Vec<Value> = serde_json::from_str(&out).unwrap();
+        if list.len() >= n {
+            return list;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no pending approval appeared: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+const ASKS: &str = "git push --force origin main";
+
+#[test]
+fn the_hook_waits_for_a_person_and_is_released_by_approve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "alice");
+
+    let hook = hook_in_background(&dir, &home, &[], ASKS);
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    let ap = &pending[0];
+    assert_eq!(ap["action"]["command"], ASKS, "{ap}");
+    assert_eq!(ap["session"], "sess-1", "{ap}");
+    let id = ap["id"].as_str().unwrap();
+
+    // An agent token can never approve, not even through the CLI's own path.
+    let agent = d.agent_token();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &["approve", id, "--url", &d.url, "--token", &agent],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("403"), "{err}");
+
+    let (code, out, err) = airlock(
+        &dir,
+        None,
+        &["approve", id, "--url", &d.url, "--token", &approver],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, stdout) = hook.join().unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#""permissionDecision":"allow""#),
+        "{stdout}"
+    );
+
+    // A second answer to the same approval is refused.
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &[
+            "deny", id, "--reason", "late", "--url", &d.url, "--token", &approver,
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("409"), "{err}");
+
+    drop(d);
+    let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_denial_reaches_the_agent_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "bob");
+    let hook = hook_in_background(&dir, &home, &[], ASKS);
+    let id = wait_pending(&dir, &d.url, &approver, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &[
+            "deny",
+            &id,
+            "--reason",
+            "force-push to main is not allowed today",
+            "--url",
+            &d.url,
+            "--token",
+            &approver,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, stdout) = hook.join().unwrap();
+    assert!(
+        stdout.contains(r#""permissionDecision":"deny""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("not allowed today"), "{stdout}");
+}
+
+#[test]
+fn pending_approvals_survive_sigkill_and_are_decided_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "carol");
+    let agent = d.agent_token();
+    let (status, out) = http(
+        &d.url,
+        "POST",
+        "/v1/actions",
+        &agent,
+        Some(&json!({"kind": "shell", "command": ASKS, "session": "s-restart"})),
+    );
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["status"], "pending", "{out}");
+    let id = out["id"].as_str().unwrap().to_string();
+    d.kill();
+
+    let d = Daemon::start(&dir, &home, None);
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    assert_eq!(pending.len(), 1);
+    let approval = pending[0]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &["approve", &approval, "--url", &d.url, "--token", &approver],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (status, out) = http(
+        &d.url,
+        "GET",
+        &format!("/v1/actions/{id}/wait?timeout=5"),
+        &agent,
+        None,
+    );
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["status"], "allowed", "{out}");
+    // Answering again after another restart is refused: the decision was applied once.
+    d.kill();
+    let d = Daemon::start(&dir, &home, None);
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &["approve", &approval, "--url", &d.url, "--token", &approver],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("409"), "{err}");
+    drop(d);
+    let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+fn copy_admin_key(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(to.join("keys")).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(to.join("keys"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::copy(from.join("keys/admin.key"), to.join("keys/admin.key")).unwrap();
+}
+
+/// A fresh PostgreSQL database for one test, dropped afterwards.
+struct PgDb {
+    name: String,
+}
+
+impl PgDb {
+    fn new() -> Option<PgDb> {
+        let name = format!(
+            "airlock_cli_{}_{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        );
+        let ok = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-c"])
+            .arg(format!("CREATE DATABASE {name}"))
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        ok.then_some(PgDb { name })
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/{}", self.name)
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        let _ = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-c"])
+            .arg(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .output();
+    }
+}
+
+#[test]
+fn two_nodes_on_one_postgres_release_each_others_agents() {
+    let Some(pg) = PgDb::new() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL is required in CI"
+        );
+        eprintln!("skipping: no PostgreSQL at 127.0.0.1:5432");
+        return;
+    };
+    let url = pg.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let (dir_a, dir_b) = (tmp.path().join("node-a"), tmp.path().join("node-b"));
+    let a = Daemon::start(&dir_a, &home, Some(&url));
+    // A second node joins the ledger with the admin key, which registers its own ledger key.
+    copy_admin_key(&dir_a, &dir_b);
+    let b = Daemon::start(&dir_b, &home, Some(&url));
+    let approver = token(&dir_b, Some(&url), "approver", "dana");
+
+    // The agent talks to node A; the person answers on node B.
+    let agent = a.agent_token();
+    let hook = hook_in_background(
+        &dir_a,
+        &home,
+        &[
+            ("AIRLOCK_URL", a.url.as_str()),
+            ("AIRLOCK_TOKEN", agent.as_str()),
+        ],
+        ASKS,
+    );
+    let pending = wait_pending(&dir_b, &b.url, &approver, 1);
+    let id = pending[0]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = airlock(
+        &dir_b,
+        Some(&url),
+        &["approve", &id, "--url", &b.url, "--token", &approver],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, stdout) = hook.join().unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#""permissionDecision":"allow""#),
+        "{stdout}"
+    );
+    drop(a);
+    drop(b);
+    let (code, out, err) = airlock(&dir_a, Some(&url), &["ledger", "verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
