@@ -89,10 +89,12 @@ impl Broker {
             tier: a.tier,
             reasons: a.reasons.clone(),
         };
-        let approvers = if approved {
-            a.approvers.clone()
-        } else {
-            a.decided_by.iter().cloned().collect()
+        // Who answered: the approvers of an approval, the person or reviewer who denied or
+        // cancelled; nobody for an expiry (the clock is not an approver).
+        let approvers = match a.status {
+            ApprovalStatus::Approved => a.approvers.clone(),
+            ApprovalStatus::Expired => Vec::new(),
+            _ => a.decided_by.iter().cloned().collect(),
         };
         let ctx = RecordContext {
             request_id: Some(format!("approval:{}", a.id)),
