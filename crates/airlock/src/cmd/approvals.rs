@@ -64,6 +64,9 @@ pub struct WatchArgs {
     /// Seconds between looks at the queue.
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
+    /// Answer what is pending now, then exit (for scripts and tests).
+    #[arg(long)]
+    once: bool,
 }
 
 fn client(conn: &Conn) -> Result<Client> {
@@ -154,6 +157,9 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
     loop {
         let list = rt.block_on(pending_list(&c))?;
         if list.is_empty() {
+            if a.once {
+                return Ok(0);
+            }
             std::thread::sleep(interval);
             continue;
         }
@@ -174,6 +180,9 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
                 for ap in batchable {
                     let body = json!({"decision": "approve", "scope": "once", "reason": "batch approval at the terminal"});
                     report(rt.block_on(post_answer(&c, ap, body)));
+                }
+                if a.once {
+                    return Ok(0);
                 }
                 continue;
             }
@@ -213,6 +222,9 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
                 _ => continue,
             };
             report(rt.block_on(post_answer(&c, ap, body)));
+        }
+        if a.once {
+            return Ok(0);
         }
     }
 }

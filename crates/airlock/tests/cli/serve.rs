@@ -262,6 +262,10 @@ fn the_hook_waits_for_a_person_and_is_released_by_approve() {
     drop(d);
     let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("ok: 1 receipts"),
+        "one decision, one receipt: {out}"
+    );
 }
 
 #[test]
@@ -351,6 +355,10 @@ fn pending_approvals_survive_sigkill_and_are_decided_once() {
     drop(d);
     let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("ok: 1 receipts"),
+        "one decision, one receipt: {out}"
+    );
 }
 
 fn copy_admin_key(from: &Path, to: &Path) {
@@ -452,4 +460,68 @@ fn two_nodes_on_one_postgres_release_each_others_agents() {
     drop(b);
     let (code, out, err) = airlock(&dir_a, Some(&url), &["ledger", "verify"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("ok: 1 receipts"),
+        "one decision, one receipt: {out}"
+    );
+}
+
+#[test]
+fn watch_batches_approvals_and_denies_with_a_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "erin");
+    let agent = d.agent_token();
+    let submit = |session: &str| {
+        let (status, out) = http(
+            &d.url,
+            "POST",
+            "/v1/actions",
+            &agent,
+            Some(&json!({"kind": "shell", "command": ASKS, "session": session})),
+        );
+        assert_eq!(
+            (status, out["status"].as_str()),
+            (200, Some("pending")),
+            "{out}"
+        );
+        out["id"].as_str().unwrap().to_string()
+    };
+    let (one, two) = (submit("w1"), submit("w2"));
+
+    // Two pending below tier 4: one "y" approves both.
+    let run_watch = |stdin: &str| {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("airlock"))
+            .args(["watch", "--once", "--url", &d.url, "--token", &approver])
+            .env("AIRLOCK_DATA_DIR", &dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = run_watch("y\n");
+    assert!(shown.contains("approve all 2 pending"), "{shown}");
+    for id in [&one, &two] {
+        let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{id}"), &agent, None);
+        assert_eq!(out["status"], "allowed", "{out}");
+    }
+
+    // One pending: deny it with a reason typed at the prompt.
+    let three = submit("w3");
+    let shown = run_watch("d\nnot during the freeze\n");
+    assert!(shown.contains(ASKS), "{shown}");
+    let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{three}"), &agent, None);
+    assert_eq!(out["status"], "denied", "{out}");
+    assert!(out.to_string().contains("not during the freeze"), "{out}");
 }
