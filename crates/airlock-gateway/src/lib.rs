@@ -43,6 +43,7 @@ pub fn router(state: AppState) -> Router {
     let max_body = state.config.max_body;
     r.fallback(api::no_route)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn(inbox::same_origin))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::count,

@@ -174,6 +174,30 @@ async fn forms_need_the_csrf_token_and_then_decide() {
     )
     .await;
     assert_eq!(v["status"], "denied", "{v}");
+    // A post from another site is refused even with the cookie and the token.
+    for (name, value) in [
+        ("origin", "http://evil.example"),
+        ("origin", "null"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
+        let r = c
+            .post(&url)
+            .header("cookie", &cookie)
+            .header(name, value)
+            .form_body(&[("choice", "once"), ("csrf", csrf.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{name}: {value}");
+        let r = c
+            .post(s.u("/inbox/login"))
+            .header(name, value)
+            .form_body(&[("token", s.approver.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "login {name}: {value}");
+    }
     // A replay of the same form: refused, shown as a page.
     let r = c
         .post(&url)

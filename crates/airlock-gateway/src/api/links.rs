@@ -12,11 +12,17 @@ use crate::state::AppState;
 
 const MAX_LINK: usize = 2048;
 
-pub async fn page(Path(token): Path<String>) -> Response {
+pub async fn page(State(st): State<AppState>, Path(token): Path<String>) -> Response {
     if token.len() > MAX_LINK {
         return ApiError::bad_request("BAD_LINK", "link too long").into_response();
     }
-    link_page()
+    match st.broker.link_info(&token).await {
+        Ok((a, choice)) => link_page(&a, choice),
+        Err(e) => {
+            let e = ApiError::from(e);
+            done_page(e.status, "Link not usable", &e.message)
+        }
+    }
 }
 
 pub async fn spend(State(st): State<AppState>, Path(token): Path<String>) -> Response {

@@ -1,5 +1,6 @@
 //! The inbox's pages (askama templates) and their GET handlers.
 
+use airlock_confirm::{Approval, Choice};
 use airlock_grants::ListFilter;
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -72,6 +73,8 @@ struct LinkPage {
     user: Option<String>,
     csrf: String,
     flash: Option<String>,
+    choice: &'static str,
+    a: ApprovalView,
 }
 
 #[derive(Template)]
@@ -107,13 +110,16 @@ pub async fn login_page() -> Response {
     login_form(StatusCode::OK, None)
 }
 
-pub fn link_page() -> Response {
+/// What a one-time link would do, before it is spent.
+pub fn link_page(a: &Approval, choice: Choice) -> Response {
     render(
         StatusCode::OK,
         &LinkPage {
             user: None,
             csrf: String::new(),
             flash: None,
+            choice: choice.as_str(),
+            a: ApprovalView::from(a),
         },
     )
 }

@@ -54,20 +54,30 @@ pub fn policy_with(user_toml: &str) -> PolicyProvider {
 
 /// Starts a gateway over `policy`.
 pub async fn start_with(policy: PolicyProvider, pg: Option<PgSchema>, max_body: usize) -> Server {
+    start_full(policy, BrokerConfig::default(), pg, max_body).await
+}
+
+/// Starts a gateway over `policy` and a broker set up with `config` (its public URL is set to
+/// the server's address).
+pub async fn start_full(
+    policy: PolicyProvider,
+    mut config: BrokerConfig,
+    pg: Option<PgSchema>,
+    max_body: usize,
+) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    config.public_url = Some(format!("http://{addr}"));
     let dir = tempfile::tempdir().unwrap();
     let opts = StoreOptions::new(dir.path()).with_database(pg.as_ref().map(|p| p.url.clone()));
     let ledger = Ledger::open(&opts, LedgerConfig::default()).await.unwrap();
     let db = ledger.db().clone();
     let book = GrantBook::new(db.clone(), GrantConfig::default());
-    let broker = Broker::start(ledger, book, policy, BrokerConfig::default())
-        .await
-        .unwrap();
+    let broker = Broker::start(ledger, book, policy, config).await.unwrap();
     let auth = Auth::new(db);
     let agent = auth.create("agent-1", Role::Agent).await.unwrap().secret;
     let approver = auth.create("alice", Role::Approver).await.unwrap().secret;
     let admin = auth.create("root", Role::Admin).await.unwrap().secret;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let config = ServeConfig {
         listen: addr,
         public_url: Some(format!("http://{addr}")),
