@@ -20,9 +20,20 @@ struct Daemon {
 
 impl Daemon {
     fn start(dir: &Path, config_home: &Path, database: Option<&str>) -> Daemon {
+        Self::start_with(dir, config_home, database, &[])
+    }
+
+    fn start_with(
+        dir: &Path,
+        config_home: &Path,
+        database: Option<&str>,
+        extra: &[&str],
+    ) -> Daemon {
         let _ = std::fs::remove_file(dir.join("serve.json"));
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--node"])
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .arg("--node")
             .arg(dir.file_name().unwrap())
             .env("AIRLOCK_DATA_DIR", dir)
             .env("XDG_CONFIG_HOME", config_home)
@@ -524,4 +535,131 @@ fn watch_batches_approvals_and_denies_with_a_reason() {
     let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{three}"), &agent, None);
     assert_eq!(out["status"], "denied", "{out}");
     assert!(out.to_string().contains("not during the freeze"), "{out}");
+}
+
+/// A chat-completions endpoint on loopback that answers every request with `content` as the
+/// assistant message, and hands each request body to the test.
+fn llm_server(content: &'static str) -> (String, std::sync::mpsc::Receiver<String>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let body = loop {
+                let n = s.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break String::new();
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        break body.to_string();
+                    }
+                }
+            };
+            let _ = tx.send(body);
+            let answer = json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "reviewer-1",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+            })
+            .to_string();
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+/// A user policy that asks at tier 1 (the LLM reviewer's tier) for one command.
+fn tier1_policy(home: &Path) {
+    std::fs::create_dir_all(home.join("airlock")).unwrap();
+    std::fs::write(
+        home.join("airlock/policy.toml"),
+        "[[rules]]\nid = \"docs-deploy\"\nshell = \"make deploy-docs *\"\ndecision = \"ask\"\ntier = 1\nmessage = \"Deploying the docs site needs a review.\"\n",
+    )
+    .unwrap();
+}
+
+fn llm_config(tmp: &Path, url: &str) -> PathBuf {
+    let path = tmp.join("serve.toml");
+    std::fs::write(
+        &path,
+        format!("[llm]\nbase_url = \"{url}\"\nmodel = \"reviewer-1\"\ntimeout = \"5s\"\n"),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn the_llm_reviewer_decides_tier_1_alone_and_escalates_what_it_cannot_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    tier1_policy(&home);
+
+    let (url, bodies) =
+        llm_server(r#"{"decision": "approve", "risk": 0.1, "rationale": "publishes docs only"}"#);
+    let config = llm_config(tmp.path(), &url);
+    let d = Daemon::start_with(&dir, &home, None, &["--config", config.to_str().unwrap()]);
+    let agent = d.agent_token();
+    let (status, out) = http(
+        &d.url,
+        "POST",
+        "/v1/actions",
+        &agent,
+        Some(&json!({"kind": "shell", "command": "make deploy-docs", "session": "llm-1"})),
+    );
+    assert_eq!(status, 200, "{out}");
+    let id = out["id"].as_str().unwrap();
+    let (_, out) = http(
+        &d.url,
+        "GET",
+        &format!("/v1/actions/{id}/wait?timeout=20"),
+        &agent,
+        None,
+    );
+    assert_eq!(out["status"], "allowed", "{out}");
+    let prompt = bodies.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(prompt.contains("make deploy-docs"), "{prompt}");
+    assert!(prompt.contains("reviewer-1"), "{prompt}");
+    drop(d);
+
+    // Output that is not the required JSON escalates to a person: the action stays pending.
+    let (url, _bodies) = llm_server("sure, looks fine to me!");
+    let config = llm_config(tmp.path(), &url);
+    let d = Daemon::start_with(&dir, &home, None, &["--config", config.to_str().unwrap()]);
+    let approver = token(&dir, None, "approver", "finn");
+    let (_, out) = http(
+        &d.url,
+        "POST",
+        "/v1/actions",
+        &d.agent_token(),
+        Some(&json!({"kind": "shell", "command": "make deploy-docs now", "session": "llm-2"})),
+    );
+    let id = out["id"].as_str().unwrap().to_string();
+    let (_, out) = http(
+        &d.url,
+        "GET",
+        &format!("/v1/actions/{id}/wait?timeout=2"),
+        &d.agent_token(),
+        None,
+    );
+    assert_eq!(out["status"], "pending", "{out}");
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    assert_eq!(pending[0]["llm"]["result"], "error", "{}", pending[0]);
 }
