@@ -3,6 +3,9 @@
 // and countdowns for deadlines and time locks. Everything works without it, just not live.
 "use strict";
 
+// Each card's HTML as the server last sent it (the page changes countdown texts itself).
+const served = new Map();
+
 function tick() {
   const now = Date.now();
   for (const el of document.querySelectorAll("[data-deadline]")) {
@@ -21,15 +24,27 @@ async function refresh(box) {
     }
     if (!resp.ok) return;
     const html = await resp.text();
-    // Keep what the person is typing in a form that is still on the page.
+    if (html === box.dataset.last) return;
+    box.dataset.last = html;
+    // Keep the cards that did not change as they are (focus, typed text, a button about to be
+    // clicked); replace only what changed, and carry typed text over into replaced cards.
     const typed = {};
     for (const input of box.querySelectorAll("input[id]")) {
       if (input.type !== "hidden" && input.value) typed[input.id] = input.value;
     }
-    box.innerHTML = html;
+    const fresh = document.createElement("template");
+    fresh.innerHTML = html;
+    const next = [];
+    for (const node of Array.from(fresh.content.children)) {
+      const old = node.id ? document.getElementById(node.id) : null;
+      const same = old && old.parentNode === box && served.get(node.id) === node.outerHTML;
+      if (node.id) served.set(node.id, node.outerHTML);
+      next.push(same ? old : node);
+    }
+    box.replaceChildren(...next);
     for (const [id, value] of Object.entries(typed)) {
       const input = document.getElementById(id);
-      if (input) input.value = value;
+      if (input && !input.value) input.value = value;
     }
     box.dataset.refreshed = String(Number(box.dataset.refreshed || "0") + 1);
     tick();

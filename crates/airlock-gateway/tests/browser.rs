@@ -194,6 +194,44 @@ impl Browser<'_> {
         self.post(&format!("/element/{el}/click"), json!({})).await;
     }
 
+    /// Runs `cmd` (GET when `body` is None) on the element `css` selects, finding it again
+    /// if the live list replaced it in between (a stale element reference).
+    async fn on_fresh(&self, css: &str, cmd: &str, body: Option<Value>) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let el = self.find(css, Duration::from_secs(10)).await;
+            let url = format!("{}/session/{}/element/{el}/{cmd}", self.d.url, self.session);
+            let rb = match &body {
+                Some(b) => self.d.http.post(url).json(b),
+                None => self.d.http.get(url),
+            };
+            let r = rb.send().await.unwrap();
+            let ok = r.status().is_success();
+            let v: Value = r.json().await.unwrap();
+            if ok {
+                return v["value"].clone();
+            }
+            assert!(
+                v["value"]["error"] == "stale element reference" && Instant::now() < deadline,
+                "{css} {cmd}: {v}"
+            );
+        }
+    }
+
+    /// Saves a PNG of the page into `$AIRLOCK_BROWSER_SCREENSHOTS/NAME.png` when that is set
+    /// (for looking at the pages; the test checks layout through element rectangles).
+    async fn screenshot(&self, name: &str) {
+        let Some(dir) = std::env::var_os("AIRLOCK_BROWSER_SCREENSHOTS") else {
+            return;
+        };
+        use base64::Engine;
+        let png = self.get("/screenshot").await;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap())
+            .unwrap();
+        std::fs::write(Path::new(&dir).join(format!("{name}.png")), bytes).unwrap();
+    }
+
     async fn quit(self) {
         let _ = self
             .d
@@ -295,8 +333,7 @@ async fn scenario(s: &common::Server, b: &Browser<'_>) {
     };
 
     // It appears on the open page through the event stream.
-    let approve = b
-        .find(&format!("#approve-once-{id}"), Duration::from_secs(15))
+    b.find(&format!("#approve-once-{id}"), Duration::from_secs(15))
         .await;
     assert_eq!(
         b.js("return window.__airlockMark || null;").await,
@@ -319,15 +356,19 @@ async fn scenario(s: &common::Server, b: &Browser<'_>) {
     assert!(card_text.contains("tier 3"), "{card_text}");
     assert!(card_text.contains("s left"), "countdown: {card_text}");
     // The buttons fit a 1280x800 window.
-    let r = b.get(&format!("/element/{approve}/rect")).await;
+    let r = b
+        .on_fresh(&format!("#approve-once-{id}"), "rect", None)
+        .await;
     let right = r["x"].as_f64().unwrap() + r["width"].as_f64().unwrap();
     assert!(right <= 1280.0, "{r}");
     assert!(
         !waiter.is_finished(),
         "the agent was released before anyone answered"
     );
+    b.screenshot("inbox-pending").await;
 
-    b.click(&approve).await;
+    b.on_fresh(&format!("#approve-once-{id}"), "click", Some(json!({})))
+        .await;
     let (st, done) = tokio::time::timeout(Duration::from_secs(10), waiter)
         .await
         .expect("the waiting agent was not released")
@@ -338,6 +379,7 @@ async fn scenario(s: &common::Server, b: &Browser<'_>) {
 
     let flash = b.find("#flash", Duration::from_secs(10)).await;
     assert_eq!(b.text(&flash).await, "Approved.");
+    b.screenshot("inbox-approved").await;
     b.goto(&s.u("/inbox/history")).await;
     let row = b
         .find(&format!("#history-{id}"), Duration::from_secs(10))
@@ -351,4 +393,5 @@ async fn scenario(s: &common::Server, b: &Browser<'_>) {
         row_text.contains(done["receipt"].as_str().unwrap()),
         "{row_text}"
     );
+    b.screenshot("inbox-history").await;
 }

@@ -88,12 +88,30 @@ fn cut(s: &str, max: usize) -> String {
 }
 
 fn llm_text(l: &LlmReview) -> String {
-    let risk = l.risk.map(|r| format!(", risk {r:.2}")).unwrap_or_default();
-    let mut s = format!("{} ({}{risk}): {}", l.result.as_str(), l.model, l.rationale);
-    if let Some(e) = &l.error {
-        s.push_str(&format!(" [{e}]"));
+    let mut s = l.result.as_str().to_string();
+    let mut about = Vec::new();
+    if !l.model.is_empty() {
+        about.push(l.model.clone());
+    }
+    if let Some(r) = l.risk {
+        about.push(format!("risk {r:.2}"));
+    }
+    if !about.is_empty() {
+        s.push_str(&format!(" ({})", about.join(", ")));
+    }
+    for part in [Some(&l.rationale), l.error.as_ref()].into_iter().flatten() {
+        if !part.is_empty() {
+            s.push_str(": ");
+            s.push_str(part);
+        }
     }
     s
+}
+
+/// `2026-11-22 20:16:07 UTC`.
+fn when(ms: i64) -> String {
+    let t = format_millis(ms);
+    format!("{} UTC", t.get(..19).unwrap_or(&t).replace('T', " "))
 }
 
 impl From<&Approval> for ApprovalView {
@@ -127,7 +145,7 @@ impl From<&Approval> for ApprovalView {
             decided_by: a.decided_by.clone(),
             reason: a.reason.clone(),
             receipt: a.receipt.clone(),
-            created: format_millis(a.created_ms),
+            created: when(a.created_ms),
         }
     }
 }
@@ -149,7 +167,7 @@ impl GrantView {
             session: g.subject.session.clone().unwrap_or_else(|| "any".into()),
             scope: g.scope.describe(),
             uses: format!("{} of {}", g.uses, g.max_uses),
-            expires: format_millis(g.expires_at),
+            expires: when(g.expires_at),
             revocable: g.revoked_at.is_none() && g.expires_at > now,
             status,
         }
