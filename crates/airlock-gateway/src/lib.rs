@@ -48,6 +48,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             metrics::count,
         ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
 

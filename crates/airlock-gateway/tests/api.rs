@@ -186,6 +186,24 @@ async fn approve_releases_the_waiting_agent_and_a_replay_is_409() {
     .await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
 
+    // The person was asked once in this session, and the metrics say so.
+    let m = c
+        .get(s.u("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        m.contains(r#"airlock_prompts_total{node="local",session="s1"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"route="/v1/actions/{id}/wait",method="GET",status="200""#),
+        "{m}"
+    );
+
     // History carries the receipt.
     let (_, h) = get(&c, &s.u("/v1/history"), &s.approver).await;
     let entry = h
@@ -246,6 +264,13 @@ async fn deny_and_wait_timeout() {
     .await;
     assert_eq!((st, v["status"].as_str()), (200, Some("denied")), "{v}");
     assert_eq!(v["decision"], "deny");
+
+    let (st, v) = get(&c, &s.u("/v1/actions/nope/wait?timeout=1"), &s.agent).await;
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{v}"
+    );
 
     // Another agent does not see this agent's action.
     let other = s
