@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use airlock_confirm::{ConfirmError, Outcome, Status, Submission};
 use airlock_core::{Action, Decision, Finding, Tier};
+use airlock_ledger::canonical::{hash_value, sha256_hex};
+use airlock_ledger::receipt::receipt_id;
 use airlock_policy::Channel;
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -123,6 +125,9 @@ fn submission(caller: &Caller, body: Value) -> Result<Submission, ApiError> {
         }
         _ => None,
     };
+    let request_id = request_id
+        .map(|r| scoped_request_id(&caller.name, &session, &r, &action))
+        .transpose()?;
     Ok(Submission {
         request_id,
         agent: caller.name.clone(),
@@ -131,6 +136,21 @@ fn submission(caller: &Caller, body: Value) -> Result<Submission, ApiError> {
         cwd,
         channel: Channel::Api,
     })
+}
+
+/// The broker's request id for a client's: bound to the agent, the session and the exact
+/// action, so a request id replays only the same action's outcome, never another agent's
+/// decision or a decision about a different action.
+fn scoped_request_id(
+    agent: &str,
+    session: &str,
+    client: &str,
+    action: &Action,
+) -> Result<String, ApiError> {
+    let action_sha = hash_value(action).map_err(ApiError::internal)?;
+    let input =
+        format!("airlock.gateway.request-id.v1\0{agent}\0{session}\0{client}\0{action_sha}");
+    Ok(format!("rq-{}", &sha256_hex(input.as_bytes())[..32]))
 }
 
 pub async fn submit(
@@ -143,15 +163,34 @@ pub async fn submit(
     Ok(Json(st.broker.submit(s).await?.into()))
 }
 
-/// Agents see only their own approvals; an id that is not an approval (an immediate decision)
-/// is looked up by the broker as is.
+/// Agents see only their own actions: an approval's agent, or for an immediate decision the
+/// principal of its receipt, must be the caller.
 async fn visible(st: &AppState, caller: &Caller, id: &str) -> Result<(), ApiError> {
     if DECIDERS.contains(&caller.role) {
         return Ok(());
     }
+    let hidden = || ApiError::not_found(format!("no action {id}"));
     match st.broker.approval(id).await {
-        Ok(a) if a.agent != caller.name => Err(ApiError::not_found(format!("no action {id}"))),
-        Ok(_) | Err(ConfirmError::NotFound(_)) => Ok(()),
+        Ok(a) if a.agent == caller.name => Ok(()),
+        Ok(_) => Err(hidden()),
+        Err(ConfirmError::NotFound(_)) => {
+            let stored = st
+                .broker
+                .ledger()
+                .db()
+                .receipt_by_id(&receipt_id(id))
+                .await
+                .map_err(ApiError::internal)?;
+            let Some(stored) = stored else {
+                return Err(hidden());
+            };
+            let r: Value = serde_json::from_str(&stored.body).map_err(ApiError::internal)?;
+            if r["principal"].as_str() == Some(caller.name.as_str()) {
+                Ok(())
+            } else {
+                Err(hidden())
+            }
+        }
         Err(e) => Err(e.into()),
     }
 }
