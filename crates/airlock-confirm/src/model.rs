@@ -247,8 +247,9 @@ pub struct Approval {
     pub created_ms: i64,
 }
 
-/// Something happened to an approval (its id): opened, or decided (including time-locked,
-/// cancelled and expired). Waiters re-read the row; an event is only a hint.
+/// Something happened to an approval (its id): opened (sent again when its LLM review is
+/// recorded, since what approvers see changed), or decided (including time-locked, cancelled
+/// and expired). Waiters re-read the row; an event is only a hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "event", content = "id")]
 pub enum Event {
