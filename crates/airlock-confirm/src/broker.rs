@@ -23,6 +23,9 @@ use crate::view::{approval_of, immediate, outcome_of};
 use crate::webhook::Webhook;
 use crate::{ConfirmError, receipt};
 
+/// The most LLM reviews in flight per broker; more wait their turn.
+const MAX_REVIEWS: usize = 16;
+
 /// The approval broker. Cheap to clone; every clone is the same broker.
 #[derive(Clone)]
 pub struct Broker {
@@ -38,6 +41,8 @@ pub(crate) struct Inner {
     pub(crate) counters: Counters,
     pub(crate) llm: Option<Reviewer>,
     pub(crate) webhook: Option<Webhook>,
+    /// Bounds the LLM reviews in flight (a flood of asks must not open unbounded requests).
+    pub(crate) reviews: tokio::sync::Semaphore,
     tasks: Tasks,
 }
 
@@ -84,6 +89,7 @@ impl Broker {
                 counters: Counters::default(),
                 llm,
                 webhook,
+                reviews: tokio::sync::Semaphore::new(MAX_REVIEWS),
                 tasks: Tasks::default(),
             }),
         };

@@ -44,7 +44,15 @@ impl Broker {
         }
         let a = approval_of(&row)?;
         let mut review = match &self.inner.llm {
-            Some(r) => r.review(&a.action, a.tier, &a.reasons).await,
+            Some(r) => {
+                let _turn = self
+                    .inner
+                    .reviews
+                    .acquire()
+                    .await
+                    .map_err(|e| crate::ConfirmError::Internal(e.to_string()))?;
+                r.review(&a.action, a.tier, &a.reasons).await
+            }
             None => LlmReview {
                 model: String::new(),
                 result: LlmResult::Unavailable,

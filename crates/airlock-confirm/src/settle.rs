@@ -5,7 +5,7 @@
 //! the sweeper use the same steps for what a crash or the clock left undone.
 
 use airlock_core::Assessment;
-use airlock_grants::{GrantKind, NewGrant, Scope, Subject};
+use airlock_grants::{GrantKind, ListFilter, NewGrant, Scope, Subject};
 use airlock_ledger::ReasonRef;
 use airlock_store::{ApprovalRow, LedgerStore, Transition};
 
@@ -123,6 +123,19 @@ impl Broker {
         action: &airlock_core::Action,
     ) -> Option<String> {
         let person = row.decided_by.clone().unwrap_or_default();
+        let reason = format!("approved for the session in approval {}", row.id);
+        // A crash after the grant was made but before it was linked: reuse it on repair.
+        let filter = ListFilter {
+            agent: Some(row.agent.clone()),
+            session: Some(row.session.clone()),
+            all: true,
+        };
+        if let Ok(existing) = self.inner.book.list(&filter).await
+            && let Some(g) = existing.iter().find(|g| g.reason == reason)
+        {
+            let _ = self.db().approval_set_grant(&row.id, &g.id).await;
+            return Some(g.id.clone());
+        }
         let made = async {
             let scope = Scope::exact(action)?;
             let mut g = NewGrant::new(
@@ -130,7 +143,7 @@ impl Broker {
                 scope,
                 GrantKind::Session,
             );
-            g.reason = format!("approved for the session in approval {}", row.id);
+            g.reason = reason.clone();
             self.inner.book.create(g, &person).await
         };
         match made.await {

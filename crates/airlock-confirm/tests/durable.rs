@@ -50,7 +50,7 @@ async fn approvals_survive_a_restart() {
                 decided_by: Some("alice".into()),
                 by_person: true,
                 approvers: Some("[\"alice\"]".into()),
-                scope: Some("once".into()),
+                scope: Some("session".into()),
                 decided_ms: Some(row.created_ms + 1),
                 effective_ms: Some(row.created_ms + 1),
                 ..Transition::default()
@@ -67,7 +67,11 @@ async fn approvals_survive_a_restart() {
     let h = second.approval(&half).await.unwrap();
     assert_eq!(h.status, ApprovalStatus::Approved);
     assert!(h.receipt.is_some(), "recovery recorded the receipt");
-    assert_eq!(approval_receipt(&second, &half).await.approvers, ["alice"]);
+    let r = approval_receipt(&second, &half).await;
+    assert_eq!(r.approvers, ["alice"]);
+    // The session grant the decision implies was made by the repair, and linked.
+    let grant = h.grant.clone().expect("session grant");
+    assert_eq!(r.grant.as_deref(), Some(grant.as_str()));
     let l = second.approval(&lapsed).await.unwrap();
     assert_eq!(l.status, ApprovalStatus::Expired);
     assert!(l.receipt.is_some());
@@ -102,6 +106,16 @@ async fn approvals_survive_a_restart() {
         .filter(|r| r.body.contains("approval."))
         .count();
     assert_eq!(approval_receipts, 3, "one receipt per decided approval");
+    let grants = third
+        .book()
+        .list(&airlock_grants::ListFilter {
+            agent: Some("claude".into()),
+            session: Some("s1".into()),
+            all: true,
+        })
+        .await
+        .unwrap();
+    assert_eq!(grants.len(), 1, "{grants:?}");
     assert_eq!(third.outcome(&kept).await.unwrap().status, Status::Allowed);
 }
 
