@@ -24,11 +24,13 @@ impl FromRequestParts<AppState> for Caller {
                 "missing Authorization: Bearer <token>",
             ));
         };
+        // The scheme is case-insensitive (RFC 9110).
         let bearer = value
             .to_str()
             .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
             .ok_or_else(|| {
                 ApiError::unauthorized(
                     "UNAUTHORIZED",
@@ -98,6 +100,36 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         }
         let bytes = body_bytes(req, state).await?;
         parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// A JSON body that may be left out entirely (no body and no content type): then
+/// `T::default()`. Anything sent is checked like [`ApiJson`].
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default> FromRequest<AppState> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let no_type = req.headers().get(CONTENT_TYPE).is_none();
+        let no_length = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0");
+        if no_type && no_length {
+            let bytes = body_bytes(req, state).await?;
+            if bytes.is_empty() {
+                return Ok(OptionalJson(T::default()));
+            }
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "UNSUPPORTED_MEDIA_TYPE",
+                "send the body as Content-Type: application/json",
+            ));
+        }
+        ApiJson::<T>::from_request(req, state)
+            .await
+            .map(|ApiJson(t)| OptionalJson(t))
     }
 }
 

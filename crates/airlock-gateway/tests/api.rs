@@ -369,6 +369,31 @@ async fn session_approval_creates_a_revocable_grant() {
         (st, v["error"]["code"].as_str()),
         (409, Some("ALREADY_REVOKED"))
     );
+    // Without a body at all (no content type, no length) the reason is optional.
+    let r = c
+        .post(s.u("/v1/grants/nope/revoke"))
+        .bearer_auth(&s.approver)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    // A body without a JSON content type is still refused.
+    let r = c
+        .post(s.u("/v1/grants/nope/revoke"))
+        .bearer_auth(&s.approver)
+        .body("reason=x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    // The scheme is case-insensitive.
+    let r = c
+        .get(s.u("/v1/grants"))
+        .header("authorization", format!("bearer {}", s.approver))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     let (st, _) = post(&c, &s.u("/v1/grants/nope/revoke"), &s.approver, json!({})).await;
     assert_eq!(st, 404);
     s.stop().await;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{DECIDERS, principal};
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, OptionalJson};
 use crate::state::AppState;
 
 const MAX_REASON: usize = 1000;
@@ -120,7 +120,7 @@ pub async fn answer(
 }
 
 /// `POST /v1/approvals/{id}/cancel`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CancelRequest {
     #[serde(default)]
@@ -131,7 +131,7 @@ pub async fn cancel(
     State(st): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    ApiJson(req): ApiJson<CancelRequest>,
+    OptionalJson(req): OptionalJson<CancelRequest>,
 ) -> Result<Json<ApprovalBody>, ApiError> {
     caller.require(DECIDERS, "cancel approvals")?;
     let reason = req.reason.unwrap_or_default();

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::DECIDERS;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::ApiJson;
+use crate::extract::OptionalJson;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize)]
@@ -43,7 +43,7 @@ pub async fn list(
     Ok(Json(st.broker.book().list(&f).await.map_err(grant_error)?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RevokeRequest {
     #[serde(default)]
@@ -96,7 +96,7 @@ pub async fn revoke(
     State(st): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    ApiJson(req): ApiJson<RevokeRequest>,
+    OptionalJson(req): OptionalJson<RevokeRequest>,
 ) -> Result<Json<Revoked>, ApiError> {
     Ok(Json(revoke_grant(&st, &caller, &id, req.reason).await?))
 }
