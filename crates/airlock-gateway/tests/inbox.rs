@@ -292,3 +292,46 @@ async fn secure_cookie_behind_https() {
     assert!(cfg.secure_cookie());
     assert!(!airlock_gateway::ServeConfig::default().secure_cookie());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_approval_then_revoke_from_the_grants_page() {
+    let s = start().await;
+    let c = client();
+    let (_, out) = post(&c, &s.u("/v1/actions"), &s.agent, asking("grant")).await;
+    let id = out["id"].as_str().unwrap().to_string();
+    let (cookie, _) = login(&c, &s, &s.approver).await;
+    let (_, html) = page(&c, &s.u("/inbox"), &cookie).await;
+    let csrf = csrf_of(&html);
+    let r = c
+        .post(s.u(&format!("/inbox/approvals/{id}")))
+        .header("cookie", &cookie)
+        .form_body(&[("choice", "session"), ("csrf", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let a = s.broker.approval(&id).await.unwrap();
+    let grant = a.grant.expect("a session approval makes a grant");
+
+    // The same action again in the session is allowed by the grant, without asking.
+    let (_, again) = post(&c, &s.u("/v1/actions"), &s.agent, asking("grant")).await;
+    assert_eq!(again["status"], "allowed", "{again}");
+
+    let (_, html) = page(&c, &s.u("/inbox/grants"), &cookie).await;
+    assert!(html.contains(&format!("revoke-{grant}")), "{html}");
+    let r = c
+        .post(s.u(&format!("/inbox/grants/{grant}/revoke")))
+        .header("cookie", &cookie)
+        .form_body(&[("csrf", csrf.as_str()), ("reason", "enough")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/inbox/grants?m=revoked");
+    let (_, html) = page(&c, &s.u("/inbox/grants?m=revoked"), &cookie).await;
+    assert!(html.contains("Grant revoked.") && !html.contains(&format!("revoke-{grant}")));
+    // Revoked: the next time a person is asked again.
+    let (_, third) = post(&c, &s.u("/v1/actions"), &s.agent, asking("grant")).await;
+    assert_eq!(third["status"], "pending", "{third}");
+    s.stop().await;
+}
