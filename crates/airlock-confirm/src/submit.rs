@@ -7,8 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock_core::{Assessment, Decision, Finding, Tier};
+use airlock_core::{Action, Assessment, Decision, Finding, Tier};
 use airlock_grants::Subject;
+use airlock_ledger::Receipt;
+use airlock_ledger::canonical::hash_value;
 use airlock_ledger::receipt::receipt_id;
 use airlock_policy::{Confirmers, Context, Policy, Requirement};
 use airlock_store::{ApprovalRow, LedgerStore};
@@ -18,7 +20,7 @@ use crate::broker::{Broker, action_sha256};
 use crate::decide::decide;
 use crate::metrics::inc;
 use crate::model::{Event, Outcome, Submission};
-use crate::receipt::{RecordContext, random_hex, random_id, request};
+use crate::receipt::{RecordContext, args_of, random_hex, random_id, request};
 use crate::route::confirmers_for;
 use crate::view::{approval_of, immediate, internal_finding};
 
@@ -31,15 +33,9 @@ impl Broker {
         inc(&self.inner.counters.submitted);
         check(&s)?;
         if let Some(r) = &s.request_id
-            && let Some(row) = self.db().approval_by_request(r).await?
+            && let Some(o) = self.repeated(r, &s).await?
         {
-            return self.outcome_of_approval(&approval_of(&row)?).await;
-        }
-        if let Some(r) = &s.request_id
-            && self.inner.ledger.receipt(&receipt_id(r)).await?.is_some()
-        {
-            // Decided at once before: the same answer, without using a grant again.
-            return self.outcome(r).await;
+            return Ok(o);
         }
         let streak = self.db().denial_streak(&s.session).await?;
         let policy = match (self.inner.policy)(s.cwd.as_deref().map(Path::new)) {
@@ -93,6 +89,44 @@ impl Broker {
                     .await
             }
         }
+    }
+
+    /// The outcome of an earlier submission with the same request id, which must be the same
+    /// agent, session and action: a request id never hands one action's outcome to another.
+    async fn repeated(&self, r: &str, s: &Submission) -> Result<Option<Outcome>, ConfirmError> {
+        let reused = || {
+            ConfirmError::Invalid(format!(
+                "request id {r:?} was already used for another agent, session or action"
+            ))
+        };
+        if let Some(row) = self.db().approval_by_request(r).await? {
+            if row.agent != s.agent
+                || row.session != s.session
+                || row.action_sha256 != action_sha256(&s.action)?
+            {
+                return Err(reused());
+            }
+            return Ok(Some(self.outcome_of_approval(&approval_of(&row)?).await?));
+        }
+        let Some(stored) = self.inner.ledger.receipt(&receipt_id(r)).await? else {
+            return Ok(None);
+        };
+        let prior: Receipt = serde_json::from_str(&stored.body)
+            .map_err(|e| ConfirmError::Internal(format!("receipt of {r} does not read: {e}")))?;
+        let tool = match &s.action {
+            Action::Tool { tool, .. } => Some(tool.clone()),
+            _ => None,
+        };
+        if prior.principal != s.agent
+            || prior.session != s.session
+            || prior.action != s.action.kind()
+            || prior.tool != tool
+            || prior.args_sha256 != hash_value(&args_of(&s.action)?)?
+        {
+            return Err(reused());
+        }
+        // Decided at once before: the same answer, without using a grant again.
+        Ok(Some(self.outcome(r).await?))
     }
 
     /// Records an allow or a deny at once and tells the agent.

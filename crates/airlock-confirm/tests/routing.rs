@@ -398,6 +398,21 @@ async fn one_request_id_is_one_approval_and_one_receipt() {
     // Waiting on an action decided at once returns its outcome.
     let w = b.wait("req-ls", Duration::from_secs(1)).await.unwrap();
     assert_eq!(w.receipt, x.receipt);
+    // A request id never hands one action's outcome to another agent, session or action.
+    for (agent, session, command, id) in [
+        ("codex", "s1", "tier3 once", "req-fixed"),
+        ("claude", "s2", "tier3 once", "req-fixed"),
+        ("claude", "s1", "tier3 other", "req-fixed"),
+        ("codex", "s1", "ls", "req-ls"),
+        ("claude", "s1", "ls -la", "req-ls"),
+    ] {
+        let mut s = sub(agent, session, command);
+        s.request_id = Some(id.into());
+        assert!(
+            matches!(b.submit(s).await, Err(ConfirmError::Invalid(_))),
+            "{agent} {session} {command} {id}"
+        );
+    }
     let mut reserved = sub("claude", "s1", "ls");
     reserved.request_id = Some("approval:apr-x".into());
     assert!(matches!(
