@@ -23,7 +23,7 @@ pub struct Server {
     pub admin: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     _pg: Option<PgSchema>,
 }
 
@@ -70,6 +70,42 @@ pub async fn start_full(
     config.public_url = Some(format!("http://{addr}"));
     let dir = tempfile::tempdir().unwrap();
     let opts = StoreOptions::new(dir.path()).with_database(pg.as_ref().map(|p| p.url.clone()));
+    launch(listener, policy, config, opts, Some(dir), pg, max_body).await
+}
+
+/// Another node on the database `url` (whose schema some other server owns), with the
+/// store's files in `data_dir`.
+pub async fn start_node(url: &str, data_dir: &std::path::Path, node: &str) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = BrokerConfig {
+        node: node.to_string(),
+        public_url: Some(format!("http://{addr}")),
+        ..BrokerConfig::default()
+    };
+    let opts = StoreOptions::new(data_dir).with_database(Some(url.to_string()));
+    launch(
+        listener,
+        builtin_policy(),
+        config,
+        opts,
+        None,
+        None,
+        DEFAULT_MAX,
+    )
+    .await
+}
+
+async fn launch(
+    listener: tokio::net::TcpListener,
+    policy: PolicyProvider,
+    config: BrokerConfig,
+    opts: StoreOptions,
+    dir: Option<tempfile::TempDir>,
+    pg: Option<PgSchema>,
+    max_body: usize,
+) -> Server {
+    let addr = listener.local_addr().unwrap();
     let ledger = Ledger::open(&opts, LedgerConfig::default()).await.unwrap();
     let db = ledger.db().clone();
     let book = GrantBook::new(db.clone(), GrantConfig::default());
@@ -125,6 +161,15 @@ impl Server {
         } = self;
         broker.shutdown().await;
         drop((_dir, _pg));
+    }
+
+    /// The PostgreSQL URL this server owns, if any.
+    pub fn pg_url(&self) -> Option<String> {
+        self._pg.as_ref().map(|p| p.url.clone())
+    }
+
+    pub fn data_dir(&self) -> Option<&std::path::Path> {
+        self._dir.as_ref().map(|d| d.path())
     }
 
     pub fn u(&self, path: &str) -> String {
