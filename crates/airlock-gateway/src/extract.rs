@@ -157,3 +157,30 @@ pub fn json_error(e: serde_json::Error) -> ApiError {
         Category::Data => ApiError::bad_request("INVALID_REQUEST", msg),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct T {
+        a: u8,
+    }
+
+    fn code(body: &[u8]) -> &'static str {
+        parse_json::<T>(body).unwrap_err().code
+    }
+
+    #[test]
+    fn stable_codes() {
+        assert_eq!(parse_json::<T>(br#"{"a":1}"#).unwrap().a, 1);
+        assert_eq!(code(br#"{"a":1,"b":2}"#), "UNKNOWN_FIELD");
+        assert_eq!(code(br#"{"a":"x"}"#), "INVALID_REQUEST");
+        assert_eq!(code(br#"{"a":300}"#), "INVALID_REQUEST");
+        assert_eq!(code(br#"{"a":1"#), "MALFORMED_JSON");
+        assert_eq!(code(b""), "MALFORMED_JSON");
+        assert_eq!(code(b"{\"a\":\xff}"), "INVALID_UTF8");
+    }
+}

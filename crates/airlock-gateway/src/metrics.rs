@@ -68,3 +68,22 @@ pub async fn count(State(state): State<AppState>, req: Request, next: Next) -> R
         .record(&route, &method, resp.status().as_u16());
     resp
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_with_escaped_labels() {
+        let m = HttpMetrics::default();
+        m.record("/v1/actions", "POST", 200);
+        m.record("/v1/actions", "POST", 200);
+        m.record("a\"b\\c\nd", "GET", 404);
+        let mut out = String::new();
+        m.render(&mut out);
+        assert!(out.contains(
+            "airlock_http_requests_total{route=\"/v1/actions\",method=\"POST\",status=\"200\"} 2\n"
+        ));
+        assert!(out.contains(r#"route="a\"b\\c\nd""#), "{out}");
+    }
+}

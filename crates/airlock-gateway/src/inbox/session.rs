@@ -79,3 +79,42 @@ impl FromRequestParts<AppState> for InboxUser {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(cookies: &[&str]) -> Parts {
+        let mut b = axum::http::Request::builder();
+        for c in cookies {
+            b = b.header(COOKIE, *c);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn finds_the_session_cookie_among_others() {
+        assert_eq!(session_cookie(&parts(&[])), None);
+        assert_eq!(
+            session_cookie(&parts(&["a=1; airlock_session=xyz; b=2"])),
+            Some("xyz".into())
+        );
+        assert_eq!(
+            session_cookie(&parts(&["a=1", "airlock_session=q"])),
+            Some("q".into())
+        );
+        // A cookie whose name only ends with ours is not ours.
+        assert_eq!(session_cookie(&parts(&["x_airlock_session=1"])), None);
+    }
+
+    #[test]
+    fn cookie_attributes() {
+        let c = set_cookie("id", 60, false);
+        assert_eq!(
+            c,
+            "airlock_session=id; HttpOnly; SameSite=Strict; Path=/; Max-Age=60"
+        );
+        assert!(set_cookie("id", 60, true).ends_with("; Secure"));
+        assert!(clear_cookie(false).contains("Max-Age=0"));
+    }
+}

@@ -173,3 +173,35 @@ impl GrantView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_characters_whole() {
+        assert_eq!(cut("abc", 10), "abc");
+        assert_eq!(cut("ééé", 3), "é…");
+        assert_eq!(cut("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn describes_each_kind() {
+        let shell = Action::Shell {
+            command: "ls".into(),
+            cwd: Some("/w".into()),
+        };
+        assert_eq!(describe(&shell), "$ ls\n(in /w)");
+        let tool = Action::Tool {
+            tool: "Read".into(),
+            arguments: serde_json::json!({"file_path": "a"}),
+        };
+        assert!(describe(&tool).starts_with("tool Read\n{"));
+        let fetch = Action::NetworkFetch {
+            url: "https://x".into(),
+            method: "GET".into(),
+        };
+        assert_eq!(describe(&fetch), "GET https://x");
+        assert_eq!(when(0), "1970-01-01 00:00:00 UTC");
+    }
+}
