@@ -158,7 +158,7 @@ async fn silence_is_not_consent() {
     assert!(a.decided_ms.unwrap() >= deadline);
     let r = approval_receipt(&b, &id).await;
     assert_eq!(r.decision, Decision::Deny);
-    assert!(r.reasons.iter().any(|x| x.code == "APPROVAL_EXPIRED"));
+    assert!(r.reasons.iter().any(|x| x.code == "APPROVAL_TIMEOUT"));
     assert!(r.approvers.is_empty(), "{:?}", r.approvers);
     assert_eq!(b.metrics().expired, 1);
     // Answering after the deadline is too late.
