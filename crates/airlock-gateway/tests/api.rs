@@ -590,3 +590,43 @@ async fn postgres_flow() {
     assert_eq!(v["status"], "allowed");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_defaults_stops_on_shutdown() {
+    let s = start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(airlock_gateway::serve(
+        listener,
+        s.broker.clone(),
+        s.auth.clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let c = client();
+    let (st, _) = common::call(&c, Method::GET, &format!("{url}/healthz"), None, None).await;
+    assert_eq!(st, 200);
+    // A long-poll in flight does not hold the shutdown up.
+    let (_, out) = post(&c, &format!("{url}/v1/actions"), &s.agent, asking("d")).await;
+    let id = out["id"].as_str().unwrap().to_string();
+    let poll = {
+        let c = c.clone();
+        let u = format!("{url}/v1/actions/{id}/wait?timeout=60");
+        let t = s.agent.clone();
+        tokio::spawn(async move { get(&c, &u, &t).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("serve did not stop")
+        .unwrap()
+        .unwrap();
+    let (st, v) = poll.await.unwrap();
+    assert_eq!((st, v["status"].as_str()), (200, Some("pending")));
+    assert!(t.elapsed() < Duration::from_secs(5));
+    s.stop().await;
+}
