@@ -211,6 +211,19 @@ async fn forms_need_the_csrf_token_and_then_decide() {
 
     let (_, hist) = page(&c, &s.u("/inbox/history"), &cookie).await;
     assert!(hist.contains(&format!("history-{id}")) && hist.contains("not today"));
+    let receipt = s.broker.approval(&id).await.unwrap().receipt.unwrap();
+    assert!(hist.contains(&format!(r#"href="/inbox/receipts/{receipt}""#)));
+    let (st, body) = page(&c, &s.u(&format!("/inbox/receipts/{receipt}")), &cookie).await;
+    assert_eq!(st, 200);
+    assert!(
+        body.contains(&receipt)
+            && body.contains("decision")
+            && body.contains("deny")
+            && body.contains("principal"),
+        "{body}"
+    );
+    let (st, _) = page(&c, &s.u("/inbox/receipts/r-nope"), &cookie).await;
+    assert_eq!(st, 404);
     let (st, _) = page(&c, &s.u("/inbox/grants"), &cookie).await;
     assert_eq!(st, 200);
 
