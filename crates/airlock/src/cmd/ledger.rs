@@ -475,11 +475,19 @@ async fn replay(strict: bool) -> Result<u8> {
                 other_policy += 1;
             }
             let now = policy.evaluate(&action, &ctx);
-            // an ask answered by a grant was recorded as the grant's allow
-            let by_grant = r.grant.is_some()
-                && r.decision == airlock_core::Decision::Allow
-                && now.decision == airlock_core::Decision::Ask;
-            if now.decision == r.decision || by_grant {
+            // An ask answered by a grant, a person or the LLM reviewer was recorded as that
+            // answer (allow or deny): the policy's part of it, the ask, is what must match.
+            const ANSWERS: [&str; 4] = [
+                "APPROVED",
+                "APPROVAL_DENIED",
+                "APPROVAL_TIMEOUT",
+                "APPROVAL_CANCELLED",
+            ];
+            let by_grant = r.grant.is_some() && r.decision == airlock_core::Decision::Allow;
+            let answered = by_grant || r.reasons.iter().any(|x| ANSWERS.contains(&x.code.as_str()));
+            if now.decision == r.decision
+                || (answered && now.decision == airlock_core::Decision::Ask)
+            {
                 same += 1;
             } else {
                 differ += 1;

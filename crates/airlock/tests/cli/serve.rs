@@ -92,6 +92,8 @@ fn airlock(dir: &Path, database: Option<&str>, args: &[&str]) -> (i32, String, S
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
     cmd.args(args)
         .env("AIRLOCK_DATA_DIR", dir)
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .env_remove("AIRLOCK_POLICY")
         .env_remove("AIRLOCK_URL")
         .env_remove("AIRLOCK_TOKEN");
     match database {
@@ -277,6 +279,10 @@ fn the_hook_waits_for_a_person_and_is_released_by_approve() {
         out.contains("ok: 1 receipts"),
         "one decision, one receipt: {out}"
     );
+    // Re-deciding the log: the person's approval answered the policy's ask, which still holds.
+    let (code, out, err) = airlock(&dir, None, &["ledger", "replay"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 same, 0 differ"), "{out}");
 }
 
 #[test]
