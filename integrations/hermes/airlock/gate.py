@@ -9,6 +9,7 @@ an answer this plugin does not understand all block.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any, Mapping, Optional
 from urllib.parse import quote
@@ -59,12 +60,12 @@ def _ask(client: Client, action: dict, max_wait_s: float) -> dict:
     out = client.post("/v1/actions", action, settings.SUBMIT_TIMEOUT_S)
     while out.get("status") == "pending":
         left = max_wait_s - (time.monotonic() - started)
-        if left < 1:
+        if left <= 0:
             break
         ident = out.get("id")
         if not isinstance(ident, str) or not ident:
             raise DaemonError("the daemon answered pending without an approval id")
-        wait = int(min(settings.POLL_S, left))
+        wait = max(1, min(settings.POLL_S, math.ceil(left)))
         path = f"/v1/actions/{quote(ident, safe='')}/wait?timeout={wait}"
         out = client.get(path, wait + 10)
     return out

@@ -209,3 +209,9 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def plugin(hermes):
+    """The plugin's package as Hermes loaded it (`hermes_plugins.airlock`)."""
+    return hermes.get_plugin_manager()._plugins["airlock"].module
