@@ -188,10 +188,19 @@ impl Policy {
                 v.reasons.insert(0, rule_finding(rule, decision));
                 "tightened".to_string()
             } else if decision == v.decision {
+                // The same decision at a higher tier is still a tightening (a stronger
+                // confirmation, a shorter timeout), which every layer may make.
+                let tier = rule.tier.unwrap_or(default_tier(decision));
                 if decision > Decision::Allow {
                     v.reasons.push(rule_finding(rule, decision));
                 }
-                "kept".to_string()
+                if decision > Decision::Allow && tier > v.tier {
+                    v.tier = tier;
+                    v.decided_by = qid.clone();
+                    "tier raised".to_string()
+                } else {
+                    "kept".to_string()
+                }
             } else if layer.kind.tightens_only() {
                 "ignored: this layer only tightens".to_string()
             } else if layer.kind == LayerKind::User && !self.settings.user_may_allow {
