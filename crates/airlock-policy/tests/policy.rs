@@ -383,15 +383,25 @@ fn tier_requirements_follow_the_design_map() {
 #[test]
 fn a_rule_with_the_same_decision_may_still_raise_the_tier() {
     let builtin = shell(&Policy::builtin().unwrap(), "dropdb prod");
-    assert_eq!((builtin.decision, builtin.tier), (Decision::Ask, Tier::High));
+    assert_eq!(
+        (builtin.decision, builtin.tier),
+        (Decision::Ask, Tier::High)
+    );
     for kind in [LayerKind::User, LayerKind::Project, LayerKind::Managed] {
         let p = policy(&[(
             kind,
             "[[rules]]\nid = \"dropdb\"\nshell = \"dropdb *\"\ndecision = \"ask\"\ntier = 4\n",
         )]);
         let v = shell(&p, "dropdb prod");
-        assert_eq!((v.decision, v.tier), (Decision::Ask, Tier::Critical), "{kind:?}");
-        assert!(v.confirm.unwrap().deliberate, "{kind:?}: tier 4 takes the deliberate code");
+        assert_eq!(
+            (v.decision, v.tier),
+            (Decision::Ask, Tier::Critical),
+            "{kind:?}"
+        );
+        assert!(
+            v.confirm.unwrap().deliberate,
+            "{kind:?}: tier 4 takes the deliberate code"
+        );
         // a lower tier on the same decision changes nothing
         let p = policy(&[(
             kind,
