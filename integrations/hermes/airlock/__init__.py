@@ -7,7 +7,8 @@ tool dispatch; a returned `{"action": "block", "message": …}` vetoes the call,
 becomes the tool result the model reads.
 
 Hermes swallows an exception raised by a hook and runs the tool anyway, so the hook never lets
-one escape: whatever goes wrong inside it blocks the call.
+one escape: whatever goes wrong inside it blocks the call. Hermes also acts on the first
+directive among several plugins' answers, so the hook puts itself first (`_answer_first`).
 """
 
 from __future__ import annotations
@@ -45,3 +46,25 @@ def pre_tool_call(
 
 def register(ctx: Any) -> None:
     ctx.register_hook("pre_tool_call", pre_tool_call)
+    _answer_first(ctx)
+
+
+def _answer_first(ctx: Any) -> None:
+    """Puts this hook before the pre_tool_call hooks of plugins loaded earlier.
+
+    Hermes acts on the first "block" or "approve" among the hooks' answers, in registration
+    order. An earlier plugin's "approve" goes to Hermes's own prompt, which `--yolo` or an
+    earlier "always" answers without a person, and airlock's "block" would never be read.
+    Hermes has no public way to order hooks, so this reorders its list; if that list is not
+    where 0.19.0 keeps it, the order stays as registered and a warning says so.
+    """
+    try:
+        hooks = ctx._manager._hooks["pre_tool_call"]
+        hooks.remove(pre_tool_call)
+        hooks.insert(0, pre_tool_call)
+    except Exception as e:
+        log.warning(
+            "airlock: could not put the airlock hook first (%s); a plugin loaded earlier that "
+            "answers pre_tool_call with 'approve' would be acted on before airlock",
+            e,
+        )
