@@ -11,7 +11,11 @@ use crate::db::{Db, Tx, on_tx};
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "ledger", include_str!("../migrations/0001_ledger.sql")),
     (2, "grants", include_str!("../migrations/0002_grants.sql")),
-    (3, "approvals", include_str!("../migrations/0003_approvals.sql")),
+    (
+        3,
+        "approvals",
+        include_str!("../migrations/0003_approvals.sql"),
+    ),
     (4, "auth", include_str!("../migrations/0004_auth.sql")),
 ];
 
