@@ -7,6 +7,7 @@ The airlock binary comes from AIRLOCK_BIN (default: target/debug/airlock in the 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -32,6 +33,7 @@ POLICY_SNIPPET = REPO / "integrations" / "hermes" / "policy.toml"
 # before anything imports them, so a developer's own ~/.hermes is never touched.
 _HERMES_HOME = Path(tempfile.mkdtemp(prefix="airlock-hermes-home-"))
 os.environ["HERMES_HOME"] = str(_HERMES_HOME)
+atexit.register(shutil.rmtree, _HERMES_HOME, ignore_errors=True)
 for _var in ("AIRLOCK_URL", "AIRLOCK_TOKEN", "AIRLOCK_SESSION", "AIRLOCK_HERMES_MAX_WAIT"):
     os.environ.pop(_var, None)
 
