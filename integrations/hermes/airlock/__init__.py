@@ -38,7 +38,9 @@ def pre_tool_call(
         )
     except Exception as e:  # a bug here must not become an allow
         log.exception("airlock plugin failed on %r", tool_name)
-        message = f"{gate.PREFIX}: the airlock plugin failed ({type(e).__name__}: {e}); nothing was run."
+        message = (
+            f"{gate.PREFIX}: the airlock plugin failed ({type(e).__name__}: {e}); nothing was run."
+        )
     if message is None:
         return None
     return {"action": "block", "message": message}

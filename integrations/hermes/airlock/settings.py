@@ -84,7 +84,7 @@ def load(env: Optional[Mapping[str, str]] = None) -> Settings:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"the airlock URL {url!r} (from {found_in}) is not an http(s) URL")
-    token = env.get("AIRLOCK_TOKEN", "")
+    token = env.get("AIRLOCK_TOKEN", "").strip()
     if not token:
         token = _read_token(directory / AGENT_TOKEN_FILE)
     return Settings(
@@ -131,7 +131,7 @@ def _read_token(path: Path) -> str:
 
 
 def _max_wait(raw: str) -> float:
-    """AIRLOCK_HERMES_MAX_WAIT in seconds: it may shorten the wait for a person, never lengthen it."""
+    """AIRLOCK_HERMES_MAX_WAIT in seconds: it may shorten the wait for a person, not lengthen it."""
     if not raw:
         return MAX_WAIT_S
     try:

@@ -44,7 +44,7 @@ def airlock_bin() -> Path:
         path = REPO / path
     if not os.access(path, os.X_OK):
         raise RuntimeError(
-            f"no airlock binary at {path}: build it with `cargo build -p airlock` or set AIRLOCK_BIN"
+            f"no airlock binary at {path}: run `cargo build -p airlock`, or set AIRLOCK_BIN"
         )
     return path
 
@@ -174,16 +174,24 @@ def hermes(tmp_path_factory):
     scratch repository laid out like this one and installed from there with the README's line.
     """
     repo = tmp_path_factory.mktemp("checkout")
-    shutil.copytree(PLUGIN_SRC, repo / "integrations" / "hermes" / "airlock",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        PLUGIN_SRC,
+        repo / "integrations" / "hermes" / "airlock",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "plugin"], check=True)
     hermes_cli = Path(sys.executable).parent / "hermes"
     install = subprocess.run(
-        [str(hermes_cli), "plugins", "install", "--enable",
-         f"file://{repo}#integrations/hermes/airlock"],
+        [
+            str(hermes_cli),
+            "plugins",
+            "install",
+            "--enable",
+            f"file://{repo}#integrations/hermes/airlock",
+        ],
         env={**os.environ, "HERMES_HOME": str(_HERMES_HOME)},
         capture_output=True,
         text=True,

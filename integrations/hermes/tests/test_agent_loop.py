@@ -38,10 +38,16 @@ class ScriptedModel:
                 if body.get("stream"):
                     self._stream(message, finish)
                 else:
-                    self._json({"id": f"c{n}", "object": "chat.completion", "created": 1,
-                                "model": body.get("model"), "usage": _USAGE,
-                                "choices": [{"index": 0, "message": message,
-                                             "finish_reason": finish}]})
+                    self._json(
+                        {
+                            "id": f"c{n}",
+                            "object": "chat.completion",
+                            "created": 1,
+                            "model": body.get("model"),
+                            "usage": _USAGE,
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                        }
+                    )
 
             def _stream(self, message, finish):
                 self.send_response(200)
@@ -49,11 +55,20 @@ class ScriptedModel:
                 self.end_headers()
                 delta = dict(message)
                 if delta.get("tool_calls"):
-                    delta["tool_calls"] = [dict(tc, index=i) for i, tc in enumerate(delta["tool_calls"])]
-                for choice in ({"index": 0, "delta": delta, "finish_reason": None},
-                               {"index": 0, "delta": {}, "finish_reason": finish}):
-                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1,
-                             "model": "m", "choices": [choice]}
+                    delta["tool_calls"] = [
+                        dict(tc, index=i) for i, tc in enumerate(delta["tool_calls"])
+                    ]
+                for choice in (
+                    {"index": 0, "delta": delta, "finish_reason": None},
+                    {"index": 0, "delta": {}, "finish_reason": finish},
+                ):
+                    chunk = {
+                        "id": "c",
+                        "object": "chat.completion.chunk",
+                        "created": 1,
+                        "model": "m",
+                        "choices": [choice],
+                    }
                     if choice["finish_reason"]:
                         chunk["usage"] = _USAGE
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
@@ -81,38 +96,62 @@ _USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
 
 
 def terminal_call(call_id: str, **args) -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": "terminal", "arguments": json.dumps(args)}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "terminal", "arguments": json.dumps(args)},
+    }
 
 
 def test_the_model_reads_airlocks_answer(hermes, use_daemon, tmp_path):
     (tmp_path / "marker-file.txt").write_text("x")
     victim = tmp_path / "victim"
     victim.mkdir()
-    model = ScriptedModel([
-        {"role": "assistant", "content": None, "tool_calls": [
-            terminal_call("call_ls", command="ls", workdir=str(tmp_path)),
-        ]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            terminal_call("call_rm", command=f"rm -rf {victim} / ", workdir=str(tmp_path)),
-        ]},
-        {"role": "assistant", "content": "Understood, I will not do that."},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    terminal_call("call_ls", command="ls", workdir=str(tmp_path)),
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    terminal_call("call_rm", command=f"rm -rf {victim} / ", workdir=str(tmp_path)),
+                ],
+            },
+            {"role": "assistant", "content": "Understood, I will not do that."},
+        ]
+    )
     try:
         from run_agent import AIAgent
 
-        agent = AIAgent(base_url=model.url, api_key="test-key", model="scripted",
-                        quiet_mode=True, enabled_toolsets=["terminal"], skip_context_files=True,
-                        skip_memory=True, max_iterations=5, tool_delay=0,
-                        session_id="hermes-agent-loop")
+        agent = AIAgent(
+            base_url=model.url,
+            api_key="test-key",
+            model="scripted",
+            quiet_mode=True,
+            enabled_toolsets=["terminal"],
+            skip_context_files=True,
+            skip_memory=True,
+            max_iterations=5,
+            tool_delay=0,
+            session_id="hermes-agent-loop",
+        )
         reply = agent.chat("list the files, then clean up")
     finally:
         model.close()
 
     assert reply == "Understood, I will not do that."
     assert len(model.requests) == 3
-    tool_results = {m["tool_call_id"]: m["content"] for m in model.requests[-1]["messages"]
-                    if m.get("role") == "tool"}
+    tool_results = {
+        m["tool_call_id"]: m["content"]
+        for m in model.requests[-1]["messages"]
+        if m.get("role") == "tool"
+    }
     assert "marker-file.txt" in tool_results["call_ls"], tool_results
     blocked = json.loads(tool_results["call_rm"])["error"]
     assert blocked.startswith("BLOCKED by airlock (req-"), blocked

@@ -8,6 +8,7 @@ really runs the terminal tool when the call is allowed).
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 
@@ -68,7 +69,9 @@ def test_denied_command_is_blocked_with_the_reason_and_never_runs(hermes, use_da
 def test_ask_waits_and_is_released_by_approve(hermes, use_daemon, tmp_path):
     sid = session()
     d = use_daemon
-    person = d.answer_when_pending(sid, lambda a: d.cli("approve", a["id"], "--token", d.approver_token))
+    person = d.answer_when_pending(
+        sid, lambda a: d.cli("approve", a["id"], "--token", d.approver_token)
+    )
     started = time.monotonic()
     import model_tools
 
@@ -90,7 +93,10 @@ def test_ask_blocked_by_deny_with_the_persons_reason(hermes, use_daemon):
     sid = session()
     d = use_daemon
     person = d.answer_when_pending(
-        sid, lambda a: d.cli("deny", a["id"], "--reason", "not on main, push a branch", "--token", d.approver_token)
+        sid,
+        lambda a: d.cli(
+            "deny", a["id"], "--reason", "not on main, push a branch", "--token", d.approver_token
+        ),
     )
     message = block(hermes, "terminal", {"command": "git push --force origin main"}, sid)
     person.join(timeout=5)
@@ -208,7 +214,9 @@ def test_session_falls_back_and_is_sanitised(hermes, use_daemon, monkeypatch):
     sid = session()
     d = use_daemon
     # No Hermes session id: the task id names the session.
-    person = d.answer_when_pending(sid, lambda a: d.cli("deny", a["id"], "--reason", "no", "--token", d.approver_token))
+    person = d.answer_when_pending(
+        sid, lambda a: d.cli("deny", a["id"], "--reason", "no", "--token", d.approver_token)
+    )
     message = hermes.resolve_pre_tool_block(
         "terminal", {"command": "git push --force origin main"}, task_id=sid, session_id=""
     )
@@ -236,3 +244,32 @@ def test_hook_called_as_hermes_calls_it_returns_the_block_directive(hermes, monk
     assert len(results) == 1
     assert results[0]["action"] == "block"
     assert results[0]["message"].startswith("BLOCKED by airlock")
+
+
+def test_concurrent_calls_get_their_own_answers(hermes, use_daemon):
+    # Hermes runs independent tool calls of one model turn in parallel threads.
+    d = use_daemon
+    yes, no = session(), session()
+    people = [
+        d.answer_when_pending(
+            yes, lambda a: d.cli("approve", a["id"], "--token", d.approver_token)
+        ),
+        d.answer_when_pending(
+            no,
+            lambda a: d.cli(
+                "deny", a["id"], "--reason", "not this one", "--token", d.approver_token
+            ),
+        ),
+    ]
+    results: dict = {}
+
+    def run(sid: str) -> None:
+        results[sid] = block(hermes, "terminal", {"command": "git push --force origin main"}, sid)
+
+    threads = [threading.Thread(target=run, args=(sid,)) for sid in (yes, no)]
+    for t in threads:
+        t.start()
+    for t in threads + people:
+        t.join(timeout=30)
+    assert results[yes] is None
+    assert results[no] is not None and "not this one" in results[no]

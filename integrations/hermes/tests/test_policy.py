@@ -12,10 +12,18 @@ from conftest import POLICY_SNIPPET, airlock_bin
 def test_snippet_examples_hold(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRLOCK_")}
     env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), AIRLOCK_DATA_DIR=str(tmp_path / "data"))
-    for args in (["policy", "check", "--policy", str(POLICY_SNIPPET)],
-                 ["policy", "test", "--policy", str(POLICY_SNIPPET)]):
-        run = subprocess.run([str(airlock_bin()), *args], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=60)
+    for args in (
+        ["policy", "check", "--policy", str(POLICY_SNIPPET)],
+        ["policy", "test", "--policy", str(POLICY_SNIPPET)],
+    ):
+        run = subprocess.run(
+            [str(airlock_bin()), *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert run.returncode == 0, run.stdout + run.stderr
     assert " 0 failed" in run.stdout, run.stdout
 
@@ -23,7 +31,8 @@ def test_snippet_examples_hold(tmp_path):
 def test_agent_cannot_switch_the_plugin_off(hermes, use_daemon):
     def ask(command: str):
         return hermes.resolve_pre_tool_block(
-            "terminal", {"command": command}, task_id="tamper", session_id="tamper")
+            "terminal", {"command": command}, task_id="tamper", session_id="tamper"
+        )
 
     message = ask("hermes plugins disable airlock")
     assert message is not None and "disable, remove or replace the airlock plugin" in message

@@ -43,7 +43,11 @@ def test_environment_first(plugin, tmp_path):
     }
     got = s.load(env)
     assert (got.url, got.token, got.session, got.max_wait_s) == (
-        "https://airlock.example", "alk_env", "work", 7.5)
+        "https://airlock.example",
+        "alk_env",
+        "work",
+        7.5,
+    )
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG rule is Linux's")
@@ -53,7 +57,8 @@ def test_default_data_dir_follows_xdg(plugin, tmp_path):
     assert s.data_dir({"HOME": "/home/u", "XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "airlock"
     # A relative XDG_DATA_HOME is ignored, as the `dirs` crate ignores it.
     assert s.data_dir({"HOME": "/home/u", "XDG_DATA_HOME": "rel"}) == type(tmp_path)(
-        "/home/u/.local/share/airlock")
+        "/home/u/.local/share/airlock"
+    )
     write_serve(tmp_path / "airlock")
     assert s.load({"HOME": "/home/u", "XDG_DATA_HOME": str(tmp_path)}).token == "alk_secret"
 
@@ -93,12 +98,24 @@ def test_session_names(plugin):
 def test_action_shapes(plugin, tmp_path):
     a = plugin.gate.actions
     assert a.action_for("terminal", {"command": "ls", "workdir": str(tmp_path)}, "s") == {
-        "kind": "shell", "command": "ls", "session": "s", "cwd": str(tmp_path)}
+        "kind": "shell",
+        "command": "ls",
+        "session": "s",
+        "cwd": str(tmp_path),
+    }
     assert a.action_for("bash", {"cmd": "ls", "workdir": str(tmp_path)}, "s")["command"] == "ls"
     sub = a.action_for("terminal", {"command": "ls", "workdir": "sub/../sub2"}, "s")
     assert sub["cwd"].endswith("/sub2") and sub["cwd"].startswith("/")
     # A shell tool without a command line is decided as the tool it is.
     assert a.action_for("terminal", {"command": ["ls"]}, "s") == {
-        "kind": "tool", "tool": "terminal", "arguments": {"command": ["ls"]}, "session": "s"}
+        "kind": "tool",
+        "tool": "terminal",
+        "arguments": {"command": ["ls"]},
+        "session": "s",
+    }
     assert a.action_for("web_search", {"query": "q", "n": 3}, "s") == {
-        "kind": "tool", "tool": "web_search", "arguments": {"query": "q", "n": 3}, "session": "s"}
+        "kind": "tool",
+        "tool": "web_search",
+        "arguments": {"query": "q", "n": 3},
+        "session": "s",
+    }

@@ -77,21 +77,33 @@ def fake(monkeypatch):
 
 def call(hermes, tool="terminal", args=None):
     return hermes.resolve_pre_tool_block(
-        tool, args if args is not None else {"command": "ls", "workdir": "/srv/app"},
-        task_id="task-1", session_id="sess-1", tool_call_id="call_1")
+        tool,
+        args if args is not None else {"command": "ls", "workdir": "/srv/app"},
+        task_id="task-1",
+        session_id="sess-1",
+        tool_call_id="call_1",
+    )
 
 
 def test_submit_then_long_poll_on_the_wire(hermes, fake):
     fake.on("POST", "/v1/actions", 200, {"id": "apr-1/x", "status": "pending", "message": "wait"})
-    fake.on("GET", "/v1/actions/apr-1%2Fx/wait", 200, {"id": "apr-1/x", "status": "allowed",
-                                                       "message": "Approved by t."})
+    fake.on(
+        "GET",
+        "/v1/actions/apr-1%2Fx/wait",
+        200,
+        {"id": "apr-1/x", "status": "allowed", "message": "Approved by t."},
+    )
     assert call(hermes) is None
     (m1, p1, h1, b1), (m2, p2, h2, _) = fake.requests
     assert (m1, p1) == ("POST", "/v1/actions")
     assert h1["Authorization"] == f"Bearer {TOKEN}"
     assert h1["Content-Type"] == "application/json"
-    assert json.loads(b1) == {"kind": "shell", "command": "ls", "session": "sess-1",
-                              "cwd": "/srv/app"}
+    assert json.loads(b1) == {
+        "kind": "shell",
+        "command": "ls",
+        "session": "sess-1",
+        "cwd": "/srv/app",
+    }
     assert m2 == "GET"
     assert p2 == "/v1/actions/apr-1%2Fx/wait?timeout=30"
     assert h2["Authorization"] == f"Bearer {TOKEN}"
@@ -114,11 +126,14 @@ def test_proxy_settings_are_not_used(hermes, fake, monkeypatch):
         (200, {"id": "req-1"}, "status None, which is not an allow"),
         (200, {"id": "req-1", "status": "ALLOWED"}, "which is not an allow"),
         (200, b"<html>allowed</html>", "with something that is not JSON"),
-        (200, b"[\"allowed\"]", "answered with a non-object"),
+        (200, b'["allowed"]', "answered with a non-object"),
         (200, {"status": "pending"}, "pending without an approval id"),
         (500, {"error": {"code": "INTERNAL", "message": "boom"}}, "INTERNAL (HTTP 500): boom"),
-        (422, {"error": {"code": "INVALID_ACTION", "message": "bad"}},
-         "INVALID_ACTION (HTTP 422): bad"),
+        (
+            422,
+            {"error": {"code": "INVALID_ACTION", "message": "bad"}},
+            "INVALID_ACTION (HTTP 422): bad",
+        ),
         (503, b"upstream down", "HTTP_ERROR (HTTP 503)"),
         (None, b"", "talking to the airlock daemon"),
     ],
@@ -140,8 +155,12 @@ def test_a_daemon_too_slow_to_answer_blocks(hermes, plugin, fake, monkeypatch):
 
 
 def test_tool_arguments_reach_the_daemon_as_json(hermes, fake):
-    fake.on("POST", "/v1/actions", 200, {"id": "req-9", "status": "denied",
-                                         "message": "Denied: not declared."})
+    fake.on(
+        "POST",
+        "/v1/actions",
+        200,
+        {"id": "req-9", "status": "denied", "message": "Denied: not declared."},
+    )
     args = {"query": "ünïcode", "limit": 5, "nested": {"a": [1, None, True]}}
     message = call(hermes, "web_search", args)
     assert message == "BLOCKED by airlock (req-9): Denied: not declared."
