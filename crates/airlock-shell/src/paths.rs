@@ -329,6 +329,12 @@ fn is_agent_config(t: &Target) -> bool {
         &[".github", "copilot", "settings.json"],
         &[".github", "copilot", "settings.local.json"],
         &[".config", "airlock"],
+        // Hermes Agent: its plugin list and plugins (airlock's guard is one of them).
+        &[".hermes", "config.yaml"],
+        &[".hermes", "plugins"],
+        // airlock's default data directory: `serve.json` tells hooks and plugins where the
+        // daemon is, so rewriting it points them at a fake one.
+        &[".local", "share", "airlock"],
     ];
     const MANAGED: &[&str] = &["claude-code", "codex", "gemini-cli", "github-copilot"];
     SEQS.iter().any(|s| t.has_seq(s))
@@ -601,6 +607,9 @@ mod tests {
             ("/repo/.github/copilot/settings.json", "paths.agent_config"),
             ("/repo/.mcp.json", "paths.agent_config"),
             ("~/.config/airlock/policy.toml", "paths.agent_config"),
+            ("~/.hermes/config.yaml", "paths.agent_config"),
+            ("~/.hermes/plugins/airlock/__init__.py", "paths.agent_config"),
+            ("~/.local/share/airlock/serve.json", "paths.agent_config"),
             (
                 "/etc/claude-code/managed-settings.json",
                 "paths.agent_config",
