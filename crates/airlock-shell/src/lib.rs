@@ -11,6 +11,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
 pub mod argv;
 pub mod canon;
+mod dest;
 pub mod evasion;
 pub mod inline;
 pub mod paths;

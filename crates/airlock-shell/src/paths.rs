@@ -608,7 +608,10 @@ mod tests {
             ("/repo/.mcp.json", "paths.agent_config"),
             ("~/.config/airlock/policy.toml", "paths.agent_config"),
             ("~/.hermes/config.yaml", "paths.agent_config"),
-            ("~/.hermes/plugins/airlock/__init__.py", "paths.agent_config"),
+            (
+                "~/.hermes/plugins/airlock/__init__.py",
+                "paths.agent_config",
+            ),
             ("~/.local/share/airlock/serve.json", "paths.agent_config"),
             (
                 "/etc/claude-code/managed-settings.json",

@@ -721,6 +721,10 @@ impl<'a> Walker<'a> {
         }
         let matched = self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
+        // files written without a redirect (`tee F`, `cp x F`, `dd of=F`) are judged like `> F`
+        for dest in crate::dest::write_destinations(&name, &argv) {
+            self.write_target(dest);
+        }
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"
