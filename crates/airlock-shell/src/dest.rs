@@ -1,0 +1,153 @@
+//! Where a command writes files without a shell redirect: `tee FILE`, the destination of `cp`,
+//! `mv`, `install`, `ln` and a local `rsync`, `dd of=FILE`, `truncate FILE`. The walk judges
+//! these exactly like `> FILE`, so `cp x ~/.bashrc` is held like `cat x > ~/.bashrc`.
+//!
+//! Only options known to take a value are skipped with it; an unknown option is assumed to take
+//! none, which at worst judges one more word as a path (stricter, never looser).
+
+/// The files `argv` (program already reduced to its base name `name`) writes to.
+pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
+    let args = argv.get(1..).unwrap_or_default();
+    match name {
+        "tee" => operands(args, &[]).0,
+        "cp" | "mv" | "install" | "ln" => {
+            let (ops, target) = operands(args, VALUE_OPTS_COPY);
+            match target {
+                Some(t) => vec![t],
+                // `install -d DIR…` creates directories, which is a write to each.
+                None if name == "install" && has_flag(args, "-d", "--directory") => ops,
+                None if ops.len() >= 2 => ops.last().copied().into_iter().collect(),
+                None => Vec::new(),
+            }
+        }
+        "rsync" => {
+            let (ops, _) = operands(args, VALUE_OPTS_RSYNC);
+            // `host:path` and `rsync://` destinations are remote, judged by the network rules.
+            match ops.as_slice() {
+                [.., _, last] if !last.contains(':') => vec![*last],
+                _ => Vec::new(),
+            }
+        }
+        "dd" => args.iter().filter_map(|a| a.strip_prefix("of=")).collect(),
+        "truncate" => operands(args, &["-s", "--size", "-r", "--reference"]).0,
+        _ => Vec::new(),
+    }
+}
+
+/// Options of cp, mv, install and ln that take a value (`-t DIR` is the target itself).
+const VALUE_OPTS_COPY: &[&str] = &[
+    "-S",
+    "--suffix",
+    "-m",
+    "--mode",
+    "-o",
+    "--owner",
+    "-g",
+    "--group",
+    "-Z",
+    "--context",
+];
+
+const VALUE_OPTS_RSYNC: &[&str] = &[
+    "-e",
+    "--rsh",
+    "--exclude",
+    "--include",
+    "--exclude-from",
+    "--include-from",
+    "--files-from",
+    "--filter",
+    "-f",
+    "--rsync-path",
+    "--log-file",
+    "--partial-dir",
+    "--temp-dir",
+    "-T",
+    "--compare-dest",
+    "--copy-dest",
+    "--link-dest",
+    "--chmod",
+    "--chown",
+    "--port",
+    "-B",
+    "--block-size",
+    "--max-size",
+    "--min-size",
+    "--bwlimit",
+    "--timeout",
+    "--contimeout",
+];
+
+/// The operands (non-option words) and the `-t DIR` / `--target-directory[=]DIR` target.
+fn operands<'a>(args: &'a [String], value_opts: &[&str]) -> (Vec<&'a str>, Option<&'a str>) {
+    let mut ops = Vec::new();
+    let mut target = None;
+    let mut it = args.iter();
+    let mut only_operands = false;
+    while let Some(a) = it.next() {
+        let a = a.as_str();
+        if only_operands || a == "-" || !a.starts_with('-') {
+            ops.push(a);
+        } else if a == "--" {
+            only_operands = true;
+        } else if a == "-t" || a == "--target-directory" {
+            target = it.next().map(String::as_str);
+        } else if let Some(t) = a.strip_prefix("--target-directory=") {
+            target = Some(t);
+        } else if let Some(t) = a
+            .strip_prefix("-t")
+            .filter(|t| !t.is_empty() && !a.starts_with("--"))
+        {
+            target = Some(t);
+        } else if value_opts.contains(&a) {
+            it.next();
+        }
+    }
+    (ops, target)
+}
+
+fn has_flag(args: &[String], short: &str, long: &str) -> bool {
+    args.iter().any(|a| a == short || a == long)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dests(line: &str) -> Vec<String> {
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        write_destinations(&argv[0], &argv)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn destinations_of_common_writers() {
+        assert_eq!(dests("tee -a ~/.bashrc out.log"), ["~/.bashrc", "out.log"]);
+        assert_eq!(dests("cp -r src ~/.ssh/"), ["~/.ssh/"]);
+        assert_eq!(dests("cp a b c /etc/"), ["/etc/"]);
+        assert_eq!(dests("mv -t /etc/cron.d job"), ["/etc/cron.d"]);
+        assert_eq!(dests("cp --target-directory=/etc x"), ["/etc"]);
+        assert_eq!(
+            dests("install -m 0644 unit /etc/systemd/system/x.service"),
+            ["/etc/systemd/system/x.service"]
+        );
+        assert_eq!(dests("cp -S .bak a -- -weird"), ["-weird"]);
+        assert_eq!(
+            dests("ln -sf /bin/sh ~/.local/bin/python"),
+            ["~/.local/bin/python"]
+        );
+        assert_eq!(dests("dd if=/dev/zero of=/dev/sda bs=1M"), ["/dev/sda"]);
+        assert_eq!(dests("rsync -av -e ssh src/ /srv/www/"), ["/srv/www/"]);
+        assert_eq!(dests("truncate -s 0 ~/.bash_history"), ["~/.bash_history"]);
+    }
+
+    #[test]
+    fn no_destination_where_nothing_is_written_locally() {
+        assert!(dests("cp onlyone").is_empty());
+        assert!(dests("rsync -av src/ host:/srv/www/").is_empty());
+        assert!(dests("ls -la /etc").is_empty());
+        assert!(dests("tee").is_empty());
+    }
+}
