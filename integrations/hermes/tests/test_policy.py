@@ -34,10 +34,11 @@ def test_agent_cannot_switch_the_plugin_off(hermes, use_daemon):
             "terminal", {"command": command}, task_id="tamper", session_id="tamper"
         )
 
+    # airlock's built-in rules deny these two already; the snippet's rules back them up
     message = ask("hermes plugins disable airlock")
-    assert message is not None and "disable, remove or replace the airlock plugin" in message
+    assert message is not None and "disabling or removing the airlock plugin" in message
     message = ask("hermes config set plugins.disabled '[airlock]'")
     assert message is not None and "switch off the airlock plugin" in message
     message = ask("""echo '{"url":"http://127.0.0.1:9"}' > ~/.local/share/airlock/serve.json""")
-    assert message is not None and "airlock's data directory" in message
+    assert message is not None and "supervise it" in message
     assert ask("hermes plugins list") is None
