@@ -60,6 +60,18 @@ pub enum ApprovalStatus {
 }
 
 impl ApprovalStatus {
+    /// The reason code a decision in this state carries (receipts and the agent's outcome).
+    pub fn reason_code(self) -> airlock_core::ReasonCode {
+        use airlock_core::ReasonCode;
+        match self {
+            ApprovalStatus::Approved => ReasonCode::Approved,
+            ApprovalStatus::Expired => ReasonCode::ApprovalTimeout,
+            ApprovalStatus::Cancelled => ReasonCode::ApprovalCancelled,
+            ApprovalStatus::Denied => ReasonCode::ApprovalDenied,
+            ApprovalStatus::Pending | ApprovalStatus::Locked => ReasonCode::ApprovalPending,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalStatus::Pending => "pending",

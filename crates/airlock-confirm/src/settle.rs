@@ -108,7 +108,7 @@ impl Broker {
         let mut req = request(&a.action, &assessment, &ctx)?;
         req.receipt.reasons.push(ReasonRef {
             rule: format!("approval.{}", a.status.as_str()),
-            code: final_code(a.status).as_str().to_string(),
+            code: a.status.reason_code().as_str().to_string(),
         });
         let receipt = self.inner.ledger.append(req).await?;
         self.db().approval_set_receipt(id, &receipt.id).await?;
@@ -220,18 +220,5 @@ impl Broker {
             }
         }
         Ok(())
-    }
-}
-
-/// The reason code a final approval's receipt carries for how it ended.
-fn final_code(status: ApprovalStatus) -> airlock_core::ReasonCode {
-    use airlock_core::ReasonCode;
-    match status {
-        ApprovalStatus::Approved => ReasonCode::Approved,
-        ApprovalStatus::Expired => ReasonCode::ApprovalTimeout,
-        ApprovalStatus::Cancelled => ReasonCode::ApprovalCancelled,
-        ApprovalStatus::Denied => ReasonCode::ApprovalDenied,
-        // Not final; never recorded, but a receipt must still name a real code.
-        ApprovalStatus::Pending | ApprovalStatus::Locked => ReasonCode::ApprovalPending,
     }
 }

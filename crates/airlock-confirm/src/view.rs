@@ -139,17 +139,55 @@ pub(crate) fn outcome_of(a: &Approval, streak: u32, streak_limit: u32) -> Outcom
     if status == Status::Denied {
         push_streak(&mut message, streak, streak_limit);
     }
+    // How it ended comes first, so an agent (or a hook) reading only the first reason sees it.
+    let mut reasons = a.reasons.clone();
+    if status == Status::Denied {
+        reasons.extend(streak_finding(streak, streak_limit, a.tier));
+    }
+    if status != Status::Pending {
+        reasons.insert(
+            0,
+            Finding::new(
+                format!("approval.{}", a.status.as_str()),
+                a.status.reason_code(),
+                decision,
+                a.tier,
+                if decision == Decision::Allow {
+                    Severity::Info
+                } else {
+                    Severity::High
+                },
+                message.clone(),
+            ),
+        );
+    }
     Outcome {
         id: a.id.clone(),
         status,
         decision,
         tier: a.tier,
-        reasons: a.reasons.clone(),
+        reasons,
         message,
         receipt: a.receipt.clone(),
         deadline_ms: Some(a.deadline_ms),
         approval: Some(a.id.clone()),
     }
+}
+
+/// The finding that tells the agent to stop, once `limit` denials came in a row.
+fn streak_finding(streak: u32, limit: u32, tier: Tier) -> Option<Finding> {
+    (limit > 0 && streak >= limit).then(|| {
+        Finding::new(
+            "approval.denial_streak",
+            ReasonCode::DenialStreak,
+            Decision::Deny,
+            tier,
+            Severity::High,
+            format!(
+                "denial {streak} in a row in this session: stop trying variations of this action and ask the user how to proceed"
+            ),
+        )
+    })
 }
 
 /// After `limit` denials in a row the agent is told to stop.
@@ -185,8 +223,10 @@ pub(crate) fn immediate(
             format!("Denied: {first} Do not retry it unchanged; ask the user how to proceed."),
         ),
     };
+    let mut reasons = reasons;
     if status == Status::Denied {
         push_streak(&mut message, streak, streak_limit);
+        reasons.extend(streak_finding(streak, streak_limit, tier));
     }
     Outcome {
         id,

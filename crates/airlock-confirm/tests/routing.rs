@@ -335,6 +335,13 @@ async fn after_three_denials_the_agent_is_told_to_stop() {
         "{}",
         out.message
     );
+    // the outcome leads with how it ended, and names the streak
+    assert_eq!(out.reasons[0].code, airlock_core::ReasonCode::ApprovalDenied);
+    assert!(
+        out.reasons
+            .iter()
+            .any(|f| f.code == airlock_core::ReasonCode::DenialStreak)
+    );
     let fourth = b.submit(sub("claude", "s1", "forbidden d")).await.unwrap();
     assert!(
         fourth.message.contains("denial 4 in a row"),

@@ -146,12 +146,12 @@ fn answer(c: &Client, id: &str, mut body: Value) -> Result<u8> {
 
 /// `airlock watch`: shows what waits, counts down, and takes answers typed at the terminal.
 /// Several pending actions below tier 4 can be approved in one answer; a critical one is always
-/// answered on its own, with its code.
+/// answered on its own, with its code. A prompt whose approval runs out of time moves on: the
+/// daemon has denied it (silence is not consent).
 pub fn watch(a: WatchArgs) -> Result<u8> {
     let c = client(&a.conn)?;
     let rt = runtime()?;
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let mut input = Input::start();
     let interval = Duration::from_secs_f64(a.interval.clamp(0.1, 60.0));
     println!("watching {} for approvals (Ctrl-D to stop)", c.url());
     loop {
@@ -169,12 +169,18 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
         }
         let batchable: Vec<&Value> = list.iter().filter(|ap| tier(ap) < 4).collect();
         if batchable.len() > 1 {
-            prompt(&format!(
-                "approve all {} pending below tier 4? [y/N] ",
+            let first_deadline = batchable
+                .iter()
+                .filter_map(|ap| ap["deadline_ms"].as_i64())
+                .min();
+            let text = format!(
+                "approve all {} pending below tier 4? [y/N]",
                 batchable.len()
-            ))?;
-            let Some(line) = lines.next().transpose()? else {
-                return Ok(0);
+            );
+            let line = match input.ask(&text, first_deadline)? {
+                Typed::Line(l) => l,
+                Typed::Eof => return Ok(0),
+                Typed::Expired => continue,
             };
             if line.trim().eq_ignore_ascii_case("y") {
                 for ap in batchable {
@@ -188,13 +194,15 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
             }
         }
         for ap in &list {
-            let left = remaining(ap, now_ms());
-            prompt(&format!(
-                "{}: [a]pprove once, approve for the [s]ession, [d]eny, Enter to skip ({left}s left) ",
+            let deadline = ap["deadline_ms"].as_i64();
+            let text = format!(
+                "{}: [a]pprove once, approve for the [s]ession, [d]eny, Enter to skip",
                 id_of(ap)
-            ))?;
-            let Some(line) = lines.next().transpose()? else {
-                return Ok(0);
+            );
+            let line = match input.ask(&text, deadline)? {
+                Typed::Line(l) => l,
+                Typed::Eof => return Ok(0),
+                Typed::Expired => continue,
             };
             let body = match line.trim() {
                 "a" | "s" => {
@@ -204,27 +212,91 @@ pub fn watch(a: WatchArgs) -> Result<u8> {
                         "reason": "approved at the terminal",
                     });
                     if tier(ap) >= 4 {
-                        prompt("critical action: type its confirmation code: ")?;
-                        let Some(code) = lines.next().transpose()? else {
-                            return Ok(0);
-                        };
-                        body["code"] = json!(code.trim());
+                        match input.ask("critical action: type its confirmation code:", deadline)? {
+                            Typed::Line(code) => body["code"] = json!(code.trim()),
+                            Typed::Eof => return Ok(0),
+                            Typed::Expired => continue,
+                        }
                     }
                     body
                 }
-                "d" => {
-                    prompt("reason (the agent is told): ")?;
-                    let Some(reason) = lines.next().transpose()? else {
-                        return Ok(0);
-                    };
-                    json!({"decision": "deny", "scope": "once", "reason": reason.trim()})
-                }
+                "d" => match input.ask("reason (the agent is told):", deadline)? {
+                    Typed::Line(reason) => {
+                        json!({"decision": "deny", "scope": "once", "reason": reason.trim()})
+                    }
+                    Typed::Eof => return Ok(0),
+                    Typed::Expired => continue,
+                },
                 _ => continue,
             };
             report(rt.block_on(post_answer(&c, ap, body)));
         }
         if a.once {
             return Ok(0);
+        }
+    }
+}
+
+/// What the person typed at a prompt.
+enum Typed {
+    Line(String),
+    Eof,
+    /// The approval's deadline passed first.
+    Expired,
+}
+
+/// Lines typed at the terminal, read on a thread so a prompt can count down while it waits.
+struct Input {
+    lines: std::sync::mpsc::Receiver<String>,
+    live: bool,
+}
+
+impl Input {
+    fn start() -> Input {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Input {
+            lines: rx,
+            live: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        }
+    }
+
+    /// Shows `text` with the seconds left (redrawn each second on a terminal) and waits for a
+    /// line, the end of input, or the deadline.
+    fn ask(&mut self, text: &str, deadline_ms: Option<i64>) -> Result<Typed> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let show = |left: Option<i64>, redraw: bool| {
+            let head = if redraw { "\r\x1b[K" } else { "" };
+            match left {
+                Some(l) => prompt(&format!("{head}{text} ({l}s left) ")),
+                None => prompt(&format!("{head}{text} ")),
+            }
+        };
+        let left = || deadline_ms.map(|d| ((d - now_ms()).max(0) + 999) / 1000);
+        show(left(), false)?;
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(1)) {
+                Ok(line) => return Ok(Typed::Line(line)),
+                Err(RecvTimeoutError::Disconnected) => return Ok(Typed::Eof),
+                Err(RecvTimeoutError::Timeout) => {
+                    if left() == Some(0) {
+                        println!(
+                            "\n  → no answer in time: the daemon denies it (silence is not consent)"
+                        );
+                        return Ok(Typed::Expired);
+                    }
+                    if self.live {
+                        show(left(), true)?;
+                    }
+                }
+            }
         }
     }
 }

@@ -669,3 +669,44 @@ fn the_llm_reviewer_decides_tier_1_alone_and_escalates_what_it_cannot_read() {
     let pending = wait_pending(&dir, &d.url, &approver, 1);
     assert_eq!(pending[0]["llm"]["result"], "error", "{}", pending[0]);
 }
+
+#[test]
+fn watch_moves_on_when_an_approval_times_out_and_the_agent_is_denied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(home.join("airlock")).unwrap();
+    // A short tier-3 timeout, so the test does not wait 30 s.
+    std::fs::write(
+        home.join("airlock/policy.toml"),
+        "[tiers.3]\nconfirm = \"human\"\ntimeout = \"2s\"\n",
+    )
+    .unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "gale");
+    let agent = d.agent_token();
+    let (_, out) = http(
+        &d.url,
+        "POST",
+        "/v1/actions",
+        &agent,
+        Some(&json!({"kind": "shell", "command": ASKS, "session": "t1"})),
+    );
+    assert_eq!(out["status"], "pending", "{out}");
+    let id = out["id"].as_str().unwrap().to_string();
+    // The person is at the prompt but types nothing (stdin stays open).
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("airlock"))
+        .args(["watch", "--once", "--url", &d.url, "--token", &approver])
+        .env("AIRLOCK_DATA_DIR", &dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _keep_open = child.stdin.take();
+    let mut shown = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut shown).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(shown.contains("no answer in time"), "{shown}");
+    let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{id}/wait?timeout=10"), &agent, None);
+    assert_eq!(out["status"], "denied", "{out}");
+    assert!(out.to_string().contains("APPROVAL_TIMEOUT"), "{out}");
+}
