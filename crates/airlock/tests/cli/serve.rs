@@ -703,10 +703,21 @@ fn watch_moves_on_when_an_approval_times_out_and_the_agent_is_denied() {
         .unwrap();
     let _keep_open = child.stdin.take();
     let mut shown = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut shown).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
     assert!(child.wait().unwrap().success());
     assert!(shown.contains("no answer in time"), "{shown}");
-    let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{id}/wait?timeout=10"), &agent, None);
+    let (_, out) = http(
+        &d.url,
+        "GET",
+        &format!("/v1/actions/{id}/wait?timeout=10"),
+        &agent,
+        None,
+    );
     assert_eq!(out["status"], "denied", "{out}");
     assert!(out.to_string().contains("APPROVAL_TIMEOUT"), "{out}");
 }
