@@ -336,7 +336,10 @@ async fn after_three_denials_the_agent_is_told_to_stop() {
         out.message
     );
     // the outcome leads with how it ended, and names the streak
-    assert_eq!(out.reasons[0].code, airlock_core::ReasonCode::ApprovalDenied);
+    assert_eq!(
+        out.reasons[0].code,
+        airlock_core::ReasonCode::ApprovalDenied
+    );
     assert!(
         out.reasons
             .iter()

@@ -213,14 +213,25 @@ fn files_written_without_a_redirect_are_judged_like_one() {
         ("cp evil.sh ~/.bashrc", Decision::Ask),
         ("sudo tee -a /etc/sudoers.d/x < line", Decision::Deny),
         ("echo '{}' | tee ~/.claude/settings.json", Decision::Deny),
-        ("install -m 0755 x ~/.config/autostart/x.desktop", Decision::Ask),
+        (
+            "install -m 0755 x ~/.config/autostart/x.desktop",
+            Decision::Ask,
+        ),
         ("mv -t ~/.ssh key.pub", Decision::Ask),
-        ("dd if=x of=~/.local/share/airlock/serve.json", Decision::Deny),
+        (
+            "dd if=x of=~/.local/share/airlock/serve.json",
+            Decision::Deny,
+        ),
     ] {
         assert_eq!(decision(cmd), want, "{cmd}");
         assert!(codes(cmd).contains(&ReasonCode::SensitivePath), "{cmd}");
     }
-    for cmd in ["cp a.txt b.txt", "tee out.log", "mv build/x dist/", "rsync -a src/ host:/etc/"] {
+    for cmd in [
+        "cp a.txt b.txt",
+        "tee out.log",
+        "mv build/x dist/",
+        "rsync -a src/ host:/etc/",
+    ] {
         assert!(!codes(cmd).contains(&ReasonCode::SensitivePath), "{cmd}");
     }
 }
