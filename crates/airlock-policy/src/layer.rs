@@ -125,6 +125,31 @@ impl Layer {
             origin: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        Layer::compile(kind, origin, file, base)
+    }
+
+    /// Compiles a layer from the JSON form of its file (the built-in layer, converted from its
+    /// TOML at build time).
+    pub fn from_json(kind: LayerKind, origin: &str, json: &str) -> Result<Layer, PolicyError> {
+        let file: PolicyFile = serde_json::from_str(json).map_err(|e| PolicyError::Parse {
+            layer: kind.as_str(),
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        Layer::compile(kind, origin, file, None)
+    }
+
+    fn compile(
+        kind: LayerKind,
+        origin: &str,
+        file: PolicyFile,
+        base: Option<&Path>,
+    ) -> Result<Layer, PolicyError> {
+        let invalid = |message: String| PolicyError::Invalid {
+            layer: kind.as_str(),
+            origin: origin.to_string(),
+            message,
+        };
         check_settings(kind, &file).map_err(invalid)?;
         let mut ids = HashSet::new();
         let mut rules = Vec::new();

@@ -12,6 +12,10 @@ use crate::tiers::Settings;
 /// The built-in layer, compiled into the binary.
 pub const BUILTIN: &str = include_str!("../../../rules/policy/builtin.toml");
 
+/// The same layer as JSON, converted by build.rs (what hooks load: it parses several times
+/// faster than the TOML).
+const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/builtin.json"));
+
 /// Which files make up the policy. Missing optional files are skipped; a file that exists but
 /// does not load is an error (never silently ignored).
 #[derive(Debug, Clone, Default)]
@@ -89,11 +93,10 @@ impl Policy {
 
     /// Stacks `layers` (any of user, project, managed) on the built-in layer.
     pub fn from_layers(mut extra: Vec<Layer>) -> Result<Policy, PolicyError> {
-        let mut layers = vec![Layer::from_str(
+        let mut layers = vec![Layer::from_json(
             LayerKind::Builtin,
             "<builtin>",
-            BUILTIN,
-            None,
+            BUILTIN_JSON,
         )?];
         extra.sort_by_key(|l| l.kind);
         for w in extra.windows(2) {
@@ -147,4 +150,21 @@ fn hash_of(layers: &[Layer]) -> Result<String, String> {
         }))).collect::<Result<Vec<_>, String>>()?,
     });
     crate::schema::canonical_sha256(&doc)
+}
+
+#[cfg(test)]
+mod builtin_json_tests {
+    use super::*;
+
+    #[test]
+    fn the_json_form_is_the_toml_file() {
+        let from_toml = Layer::from_str(LayerKind::Builtin, "<builtin>", BUILTIN, None).unwrap();
+        let from_json = Layer::from_json(LayerKind::Builtin, "<builtin>", BUILTIN_JSON).unwrap();
+        assert_eq!(
+            serde_json::to_value(&from_toml.file).unwrap(),
+            serde_json::to_value(&from_json.file).unwrap()
+        );
+        assert_eq!(from_toml.rules.len(), from_json.rules.len());
+        assert_eq!(from_toml.tools.len(), from_json.tools.len());
+    }
 }
