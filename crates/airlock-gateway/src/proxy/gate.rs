@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use airlock_confirm::{ConfirmError, Outcome, Status, Submission};
+use airlock_confirm::{ApprovalStatus, ConfirmError, Outcome, Status, Submission};
 use airlock_policy::Channel;
 use futures_util::future::join_all;
 
@@ -117,16 +117,27 @@ impl Proxy {
                 Err(e) => return broker_error(e),
             };
         }
-        match o.status {
-            Status::Allowed => Verdict::Allow,
-            _ => Verdict::Block {
-                code: o
-                    .reasons
-                    .first()
-                    .map(|f| f.code.as_str().to_string())
-                    .unwrap_or_else(|| "DENIED".into()),
-                reason: o.message,
-            },
+        if o.status == Status::Allowed {
+            return Verdict::Allow;
+        }
+        // A person's (or the clock's) answer: its code says which, not the rule that asked.
+        let asked = match &o.approval {
+            Some(id) => self.broker.approval(id).await.ok().map(|a| a.status),
+            None => None,
+        };
+        let code = match asked {
+            Some(ApprovalStatus::Expired) => "APPROVAL_TIMEOUT".to_string(),
+            Some(ApprovalStatus::Denied) => "APPROVAL_DENIED".to_string(),
+            Some(ApprovalStatus::Cancelled) => "APPROVAL_CANCELLED".to_string(),
+            _ => o
+                .reasons
+                .first()
+                .map(|f| f.code.as_str().to_string())
+                .unwrap_or_else(|| "DENIED".into()),
+        };
+        Verdict::Block {
+            code,
+            reason: o.message,
         }
     }
 }
