@@ -68,13 +68,19 @@ pub async fn chat_completions(
         session: session(&headers)?,
     };
     let raw = read_body(req, &st, proxy.config.max_body).await?;
-    let doc: Value = crate::extract::parse_json(&raw)?;
+    let mut doc: Value = crate::extract::parse_json(&raw)?;
     if !doc.is_object() {
         return Err(ApiError::bad_request(
             "INVALID_REQUEST",
             "the body must be a JSON object",
         ));
     }
+    let screened = proxy.screen(&who, &mut doc).await?;
+    let raw = if screened.changed {
+        Bytes::from(serde_json::to_vec(&doc).map_err(ApiError::internal)?)
+    } else {
+        raw
+    };
     let streamed = doc.get("stream").and_then(Value::as_bool) == Some(true);
     let up = proxy
         .http
@@ -100,7 +106,7 @@ pub async fn chat_completions(
         return Ok((status, out_headers, body).into_response());
     }
     if streamed && is_sse {
-        let body = stream::relay(proxy, who, up);
+        let body = stream::relay(proxy, who, up, screened.prefix);
         return Ok((status, out_headers, body).into_response());
     }
     let body = tokio::time::timeout(proxy.config.timeout, up.bytes())
@@ -113,12 +119,17 @@ pub async fn chat_completions(
             )
         })?
         .map_err(upstream::unreachable)?;
-    let body = gate_whole(&proxy, &who, body).await?;
+    let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref()).await?;
     Ok((status, out_headers, Body::from(body)).into_response())
 }
 
 /// Decides the tool calls of a whole answer; the upstream's bytes unless a call is blocked.
-async fn gate_whole(proxy: &Proxy, who: &Who, body: Bytes) -> Result<Bytes, ApiError> {
+async fn gate_whole(
+    proxy: &Proxy,
+    who: &Who,
+    body: Bytes,
+    prefix: Option<&str>,
+) -> Result<Bytes, ApiError> {
     let Ok(mut doc) = serde_json::from_slice::<Value>(&body) else {
         // An answer the proxy cannot read might hide tool calls: it never reaches the agent.
         return Err(ApiError::new(
@@ -128,15 +139,15 @@ async fn gate_whole(proxy: &Proxy, who: &Who, body: Bytes) -> Result<Bytes, ApiE
         ));
     };
     let calls = rewrite::calls(&doc);
-    if calls.is_empty() {
-        return Ok(body);
-    }
     let list: Vec<_> = calls.into_iter().map(|(_, c)| c).collect();
     let verdicts = proxy.decide_all(who, &list).await;
-    if verdicts.iter().all(|v| v.allowed()) {
+    if verdicts.iter().all(|v| v.allowed()) && prefix.is_none() {
         return Ok(body);
     }
     rewrite::apply(&mut doc, &verdicts, &proxy.config.deny_template);
+    if let Some(p) = prefix {
+        rewrite::prepend(&mut doc, p);
+    }
     serde_json::to_vec(&doc)
         .map(Bytes::from)
         .map_err(ApiError::internal)

@@ -12,6 +12,7 @@
 pub mod config;
 mod gate;
 mod handler;
+mod inbound;
 pub mod record;
 pub mod rewrite;
 mod sse;

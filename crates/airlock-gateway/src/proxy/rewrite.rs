@@ -91,6 +91,27 @@ pub fn apply(doc: &mut Value, verdicts: &[Verdict], template: &str) {
     }
 }
 
+/// Puts `text` before every choice's text (crisis guidance comes first).
+pub fn prepend(doc: &mut Value, text: &str) {
+    let Some(choices) = doc.get_mut("choices").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for choice in choices {
+        let Some(msg) = choice.get_mut("message").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        match msg.get_mut("content") {
+            Some(Value::String(s)) if !s.is_empty() => *s = format!("{text}\n\n{s}"),
+            Some(Value::Array(parts)) => {
+                parts.insert(0, serde_json::json!({"type": "text", "text": text}));
+            }
+            _ => {
+                msg.insert("content".into(), Value::String(text.to_string()));
+            }
+        }
+    }
+}
+
 /// Appends `text` to the message's content (a string, null, or a list of parts).
 fn add_text(msg: &mut Map<String, Value>, text: &str) {
     match msg.get_mut("content") {

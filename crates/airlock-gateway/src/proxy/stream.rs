@@ -23,7 +23,7 @@ use super::sse::{Splitter, data_event};
 const KEEPALIVE: &[u8] = b": airlock is waiting for a decision\n\n";
 
 /// The client's body: the relayed stream.
-pub fn relay(proxy: Arc<Proxy>, who: Who, up: reqwest::Response) -> Body {
+pub fn relay(proxy: Arc<Proxy>, who: Who, up: reqwest::Response, prefix: Option<String>) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
         let mut r = Relay {
@@ -34,6 +34,7 @@ pub fn relay(proxy: Arc<Proxy>, who: Who, up: reqwest::Response) -> Body {
             pending: BTreeMap::new(),
             envelope: Map::new(),
             done: false,
+            prefix,
         };
         r.run(up).await;
     });
@@ -64,6 +65,8 @@ struct Relay {
     /// The last chunk's top-level fields (id, model, created…), for the chunks airlock writes.
     envelope: Map<String, Value>,
     done: bool,
+    /// Text the answer must start with (crisis guidance), sent before the first chunk.
+    prefix: Option<String>,
 }
 
 impl Relay {
@@ -125,6 +128,14 @@ impl Relay {
         envelope.remove("choices");
         envelope.remove("usage");
         self.envelope = envelope;
+        if let Some(p) = self.prefix.take() {
+            let c = self.chunk(
+                0,
+                json!({"role": "assistant", "content": format!("{p}\n\n")}),
+                Value::Null,
+            );
+            self.send(c).await;
+        }
         let mut changed = false;
         let mut finishing = Vec::new();
         if let Some(Value::Array(choices)) = chunk.get_mut("choices") {
