@@ -10,6 +10,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::budget::Admitted;
 use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
 use super::{Proxy, rewrite, stream};
@@ -75,6 +76,7 @@ pub async fn chat_completions(
             "the body must be a JSON object",
         ));
     }
+    let admitted = proxy.admit(&who.agent).await?;
     let screened = proxy.screen(&who, &mut doc).await?;
     let raw = if screened.changed {
         Bytes::from(serde_json::to_vec(&doc).map_err(ApiError::internal)?)
@@ -106,7 +108,7 @@ pub async fn chat_completions(
         return Ok((status, out_headers, body).into_response());
     }
     if streamed && is_sse {
-        let body = stream::relay(proxy, who, up, screened.prefix);
+        let body = stream::relay(proxy, who, up, screened.prefix, admitted);
         return Ok((status, out_headers, body).into_response());
     }
     let body = tokio::time::timeout(proxy.config.timeout, up.bytes())
@@ -119,7 +121,7 @@ pub async fn chat_completions(
             )
         })?
         .map_err(upstream::unreachable)?;
-    let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref()).await?;
+    let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref(), admitted).await?;
     Ok((status, out_headers, Body::from(body)).into_response())
 }
 
@@ -129,6 +131,7 @@ async fn gate_whole(
     who: &Who,
     body: Bytes,
     prefix: Option<&str>,
+    admitted: Option<Admitted>,
 ) -> Result<Bytes, ApiError> {
     let Ok(mut doc) = serde_json::from_slice::<Value>(&body) else {
         // An answer the proxy cannot read might hide tool calls: it never reaches the agent.
@@ -138,6 +141,9 @@ async fn gate_whole(
             "the upstream's answer is not JSON; it was not forwarded",
         ));
     };
+    if let (Some(at), Some(usage)) = (admitted, doc.get("usage")) {
+        proxy.charge(&who.agent, at, usage).await;
+    }
     let calls = rewrite::calls(&doc);
     let list: Vec<_> = calls.into_iter().map(|(_, c)| c).collect();
     let verdicts = proxy.decide_all(who, &list).await;

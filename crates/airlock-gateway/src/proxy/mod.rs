@@ -9,6 +9,7 @@
 //! is what an OpenAI SDK sends as its API key); the upstream's key comes from the proxy's
 //! configuration and never from the client.
 
+mod budget;
 pub mod config;
 mod gate;
 mod handler;

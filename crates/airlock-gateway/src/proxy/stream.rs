@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::Proxy;
+use super::budget::Admitted;
 use super::gate::{Call, Verdict, Who};
 use super::rewrite::explain;
 use super::sse::{Splitter, data_event};
@@ -23,7 +24,13 @@ use super::sse::{Splitter, data_event};
 const KEEPALIVE: &[u8] = b": airlock is waiting for a decision\n\n";
 
 /// The client's body: the relayed stream.
-pub fn relay(proxy: Arc<Proxy>, who: Who, up: reqwest::Response, prefix: Option<String>) -> Body {
+pub fn relay(
+    proxy: Arc<Proxy>,
+    who: Who,
+    up: reqwest::Response,
+    prefix: Option<String>,
+    admitted: Option<Admitted>,
+) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
         let mut r = Relay {
@@ -35,6 +42,7 @@ pub fn relay(proxy: Arc<Proxy>, who: Who, up: reqwest::Response, prefix: Option<
             envelope: Map::new(),
             done: false,
             prefix,
+            admitted,
         };
         r.run(up).await;
     });
@@ -67,6 +75,8 @@ struct Relay {
     done: bool,
     /// Text the answer must start with (crisis guidance), sent before the first chunk.
     prefix: Option<String>,
+    /// The budget period the request counts in (usage chunks are charged to it).
+    admitted: Option<Admitted>,
 }
 
 impl Relay {
@@ -124,6 +134,11 @@ impl Relay {
                 .send(b": airlock dropped an unreadable event\n\n".to_vec())
                 .await;
         };
+        if let (Some(at), Some(usage)) = (self.admitted, chunk.get("usage"))
+            && usage.is_object()
+        {
+            self.proxy.charge(&self.who.agent, at, usage).await;
+        }
         let mut envelope = chunk.clone();
         envelope.remove("choices");
         envelope.remove("usage");
