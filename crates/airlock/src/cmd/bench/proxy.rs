@@ -36,6 +36,10 @@ pub struct Args {
     /// Answers carrying one allowed tool call (`ls`), so each request is decided and recorded.
     #[arg(long)]
     tool_call: bool,
+    /// The upstream's own time per answer, in milliseconds (a model takes hundreds; 0 makes the
+    /// upstream a canned reply, so the proxy's own cost dominates the throughput ratio).
+    #[arg(long, default_value_t = 0.0)]
+    upstream_ms: f64,
     /// Turn inbound text scanning off.
     #[arg(long)]
     no_scan: bool,
@@ -63,7 +67,11 @@ async fn measure(args: Args) -> Result<u8> {
     } else {
         TEXT_ANSWER
     };
-    let upstream = start_upstream(answer).await?;
+    let upstream = start_upstream(
+        answer,
+        Duration::from_secs_f64(args.upstream_ms.max(0.0) / 1000.0),
+    )
+    .await?;
     let dir = tempfile_dir()?;
     let (proxy_url, agent, broker) = start_proxy(&dir, &upstream, !args.no_scan).await?;
     let client = reqwest::Client::builder()
@@ -121,17 +129,19 @@ async fn measure(args: Args) -> Result<u8> {
                 "proxy_rps": p_rps,
                 "throughput_ratio": ratio,
                 "concurrency": args.concurrency,
+                "upstream_ms": args.upstream_ms,
             })
         );
     } else {
         println!(
-            "{} sequential requests each way ({}; inbound scan {}), milliseconds:",
+            "{} sequential requests each way ({}; upstream time {} ms; inbound scan {}), milliseconds:",
             args.count,
             if args.tool_call {
                 "answer with one allowed tool call, decided and recorded"
             } else {
                 "text answer"
             },
+            args.upstream_ms,
             if args.no_scan { "off" } else { "on" }
         );
         println!(
@@ -260,13 +270,13 @@ async fn start_proxy(
 }
 
 /// Starts the canned upstream; returns its base URL (`http://127.0.0.1:PORT/v1`).
-async fn start_upstream(answer: &'static str) -> Result<String> {
+async fn start_upstream(answer: &'static str, delay: Duration) -> Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
         while let Ok((s, _)) = listener.accept().await {
             let _ = s.set_nodelay(true);
-            tokio::spawn(serve_conn(s, answer));
+            tokio::spawn(serve_conn(s, answer, delay));
         }
     });
     Ok(format!("http://{addr}/v1"))
@@ -274,7 +284,7 @@ async fn start_upstream(answer: &'static str) -> Result<String> {
 
 /// One keep-alive HTTP/1.1 connection: reads each request (headers, then `Content-Length`
 /// bytes of body) and answers with the canned JSON.
-async fn serve_conn(mut s: tokio::net::TcpStream, answer: &'static str) {
+async fn serve_conn(mut s: tokio::net::TcpStream, answer: &'static str, delay: Duration) {
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         answer.len()
@@ -307,6 +317,9 @@ async fn serve_conn(mut s: tokio::net::TcpStream, answer: &'static str) {
             }
         }
         buf.drain(..end + length);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
         if s.write_all(&reply).await.is_err() {
             return;
         }
