@@ -327,3 +327,40 @@ async fn an_unreachable_upstream_is_a_clear_error() {
         "UPSTREAM_UNREACHABLE"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_function_calls_are_gated_too() {
+    let h = start("30s", |_| {}).await;
+    let allowed = json!({"legacy": true, "calls": [["bash", "{\"command\":\"ls\"}"]]});
+    let (_, _, body) = chat(&h, allowed.clone()).await;
+    assert_eq!(body, whole_answer(&allowed).as_bytes());
+    let (_, _, body) = chat(
+        &h,
+        json!({"legacy": true, "calls": [["bash", "{\"command\":\"rm -rf /\"}"]]}),
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let c = &doc["choices"][0];
+    assert!(c["message"].get("function_call").is_none());
+    assert_eq!(c["finish_reason"], "stop");
+    assert!(
+        c["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`bash` was blocked")
+    );
+    assert_eq!(h.receipts().await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_proxys_limit_is_refused() {
+    let h = start("30s", |c| c.max_body = 2048).await;
+    let big = json!({"text": "x".repeat(4096)});
+    let (status, _, body) = chat(&h, big).await;
+    assert_eq!(status, 413);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["error"]["code"],
+        "BODY_TOO_LARGE"
+    );
+    assert_eq!(h.upstream.seen.count(), 0);
+}

@@ -233,3 +233,37 @@ async fn silence_denies_in_a_stream() {
     assert!(text.contains("APPROVAL_TIMEOUT"), "{text}");
     assert_eq!(finish, "stop");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_function_call_deltas_are_gated() {
+    let h = start("30s", |_| {}).await;
+    let fc = |evs: &[(Duration, Ev)]| {
+        let mut name = String::new();
+        let mut args = String::new();
+        for (_, e) in evs {
+            if let Ev::Chunk(c) = e
+                && let Some(f) = c["choices"][0]["delta"].get("function_call")
+            {
+                name.push_str(f["name"].as_str().unwrap_or(""));
+                args.push_str(f["arguments"].as_str().unwrap_or(""));
+            }
+        }
+        (name, args)
+    };
+    let evs = stream(
+        &h,
+        json!({"legacy": true, "calls": [["bash", "{\"command\":\"ls -la\"}"]]}),
+    )
+    .await;
+    assert_eq!(fc(&evs), ("bash".into(), "{\"command\":\"ls -la\"}".into()));
+    assert_eq!(assemble(&evs).2, "function_call");
+    let evs = stream(
+        &h,
+        json!({"legacy": true, "calls": [["bash", "{\"command\":\"rm -rf /\"}"]]}),
+    )
+    .await;
+    assert_eq!(fc(&evs), (String::new(), String::new()));
+    let (text, _, finish) = assemble(&evs);
+    assert!(text.contains("`bash` was blocked"));
+    assert_eq!(finish, "stop");
+}

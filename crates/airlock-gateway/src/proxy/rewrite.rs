@@ -30,7 +30,8 @@ pub fn call_of(tc: &Value) -> Call {
     }
 }
 
-/// Every tool call of the completion, in order: (choice position, call).
+/// Every tool call of the completion, in order: (choice position, call). A legacy
+/// `function_call` of a message counts as a call after its `tool_calls`.
 pub fn calls(doc: &Value) -> Vec<(usize, Call)> {
     let mut out = Vec::new();
     let Some(choices) = doc.get("choices").and_then(Value::as_array) else {
@@ -39,6 +40,12 @@ pub fn calls(doc: &Value) -> Vec<(usize, Call)> {
     for (i, c) in choices.iter().enumerate() {
         if let Some(tcs) = c.pointer("/message/tool_calls").and_then(Value::as_array) {
             out.extend(tcs.iter().map(|tc| (i, call_of(tc))));
+        }
+        if let Some(fc) = c
+            .pointer("/message/function_call")
+            .filter(|v| v.is_object())
+        {
+            out.push((i, call_of(&serde_json::json!({ "function": fc }))));
         }
     }
     out
@@ -55,39 +62,61 @@ pub fn apply(doc: &mut Value, verdicts: &[Verdict], template: &str) {
         let Some(msg) = choice.get_mut("message").and_then(Value::as_object_mut) else {
             continue;
         };
-        let Some(tcs) = msg.get_mut("tool_calls").and_then(Value::as_array_mut) else {
-            continue;
-        };
         let mut notes = Vec::new();
-        let mut kept = Vec::new();
-        for tc in tcs.drain(..) {
-            match next.next() {
-                Some(Verdict::Allow) => kept.push(tc),
-                Some(Verdict::Block { code, reason }) => {
-                    notes.push(explain(template, &call_of(&tc).name, code, reason));
+        let mut had = false;
+        let mut left = false;
+        if let Some(tcs) = msg.get_mut("tool_calls").and_then(Value::as_array_mut) {
+            let mut kept = Vec::new();
+            for tc in tcs.drain(..) {
+                had = true;
+                match judge(next.next(), template, &call_of(&tc).name) {
+                    None => kept.push(tc),
+                    Some(note) => notes.push(note),
                 }
-                // More calls than verdicts cannot happen; never let one through undecided.
-                None => notes.push(explain(
-                    template,
-                    &call_of(&tc).name,
-                    "INTERNAL_ERROR",
-                    "it was not decided.",
-                )),
+            }
+            left |= !kept.is_empty();
+            if kept.is_empty() {
+                msg.remove("tool_calls");
+            } else {
+                *tcs = kept;
             }
         }
-        let emptied = kept.is_empty();
-        *tcs = kept;
+        if let Some(fc) = msg.get("function_call").filter(|v| v.is_object()) {
+            had = true;
+            let name = call_of(&serde_json::json!({ "function": fc })).name;
+            match judge(next.next(), template, &name) {
+                None => left = true,
+                Some(note) => {
+                    msg.remove("function_call");
+                    notes.push(note);
+                }
+            }
+        }
         if !notes.is_empty() {
             add_text(msg, &notes.join("\n"));
         }
-        if emptied {
-            msg.remove("tool_calls");
-            if let Some(fr) = choice.get_mut("finish_reason")
-                && fr.as_str() == Some("tool_calls")
-            {
-                *fr = Value::String("stop".into());
-            }
+        if had
+            && !left
+            && let Some(fr) = choice.get_mut("finish_reason")
+            && matches!(fr.as_str(), Some("tool_calls" | "function_call"))
+        {
+            *fr = Value::String("stop".into());
         }
+    }
+}
+
+/// `None` for an allowed call, else its explanation. More calls than verdicts cannot happen;
+/// a call without one is never let through undecided.
+fn judge(v: Option<&Verdict>, template: &str, name: &str) -> Option<String> {
+    match v {
+        Some(Verdict::Allow) => None,
+        Some(Verdict::Block { code, reason }) => Some(explain(template, name, code, reason)),
+        None => Some(explain(
+            template,
+            name,
+            "INTERNAL_ERROR",
+            "it was not decided.",
+        )),
     }
 }
 
@@ -177,5 +206,22 @@ mod tests {
         assert_eq!(doc2["choices"][0]["message"]["content"], "I will\n\nx C r");
         assert!(doc2["choices"][0]["message"].get("tool_calls").is_none());
         assert_eq!(doc2["choices"][0]["finish_reason"], "stop");
+
+        // The legacy function_call is a call too.
+        let mut doc3 = json!({"choices": [{"finish_reason": "function_call", "message": {"content": null,
+            "function_call": {"name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}}}]});
+        let cs = calls(&doc3);
+        assert_eq!(cs[0].1.name, "bash");
+        apply(
+            &mut doc3,
+            &[Verdict::Block {
+                code: "C".into(),
+                reason: "r".into(),
+            }],
+            "{tool} {code}",
+        );
+        assert!(doc3["choices"][0]["message"].get("function_call").is_none());
+        assert_eq!(doc3["choices"][0]["message"]["content"], "bash C");
+        assert_eq!(doc3["choices"][0]["finish_reason"], "stop");
     }
 }

@@ -21,6 +21,9 @@ use super::gate::{Call, Verdict, Who};
 use super::rewrite::explain;
 use super::sse::{Splitter, data_event};
 
+/// The buffer key of a choice's legacy `function_call` (after every tool call index).
+const LEGACY: u64 = u64::MAX;
+
 const KEEPALIVE: &[u8] = b": airlock is waiting for a decision\n\n";
 
 /// The client's body: the relayed stream.
@@ -167,6 +170,14 @@ impl Relay {
                     changed = true;
                     self.buffer(idx, tcs);
                 }
+                if let Some(fc) = choice
+                    .get_mut("delta")
+                    .and_then(Value::as_object_mut)
+                    .and_then(|d| d.remove("function_call"))
+                {
+                    changed = true;
+                    self.buffer_legacy(idx, fc);
+                }
                 let finished = choice.get("finish_reason").is_some_and(|f| !f.is_null());
                 if finished && self.pending.contains_key(&idx) {
                     let fr = choice
@@ -217,6 +228,22 @@ impl Relay {
         }
     }
 
+    /// A legacy `function_call` delta, buffered as the choice's call [`LEGACY`].
+    fn buffer_legacy(&mut self, choice: u64, fc: Value) {
+        let b = self
+            .pending
+            .entry(choice)
+            .or_default()
+            .entry(LEGACY)
+            .or_default();
+        if let Some(n) = fc.get("name").and_then(Value::as_str) {
+            b.name.push_str(n);
+        }
+        if let Some(a) = fc.get("arguments").and_then(Value::as_str) {
+            b.arguments.push_str(a);
+        }
+    }
+
     async fn flush_all(&mut self) {
         let open: Vec<u64> = self.pending.keys().copied().collect();
         for idx in open {
@@ -230,19 +257,23 @@ impl Relay {
         let Some(bufs) = self.pending.remove(&idx) else {
             return;
         };
-        let bufs: Vec<CallBuf> = bufs.into_values().collect();
+        let bufs: Vec<(u64, CallBuf)> = bufs.into_iter().collect();
         let calls: Vec<Call> = bufs
             .iter()
-            .map(|b| Call {
+            .map(|(_, b)| Call {
                 name: b.name.clone(),
                 arguments: b.arguments.clone(),
             })
             .collect();
         let verdicts = self.decide_with_keepalive(&calls).await;
         let mut allowed = Vec::new();
+        let mut legacy = None;
         let mut notes = Vec::new();
-        for (b, v) in bufs.into_iter().zip(&verdicts) {
+        for ((key, b), v) in bufs.into_iter().zip(&verdicts) {
             match v {
+                Verdict::Allow if key == LEGACY => {
+                    legacy = Some(json!({"name": b.name, "arguments": b.arguments}));
+                }
                 Verdict::Allow => allowed.push(whole_call(b, allowed.len())),
                 Verdict::Block { code, reason } => notes.push(explain(
                     &self.proxy.config.deny_template,
@@ -252,9 +283,13 @@ impl Relay {
                 )),
             }
         }
-        let all_blocked = allowed.is_empty();
+        let all_blocked = allowed.is_empty() && legacy.is_none();
         if !allowed.is_empty() {
             let c = self.chunk(idx, json!({ "tool_calls": allowed }), Value::Null);
+            self.send(c).await;
+        }
+        if let Some(fc) = legacy {
+            let c = self.chunk(idx, json!({ "function_call": fc }), Value::Null);
             self.send(c).await;
         }
         if !notes.is_empty() {
@@ -262,7 +297,9 @@ impl Relay {
             let c = self.chunk(idx, json!({ "content": text }), Value::Null);
             self.send(c).await;
         }
-        let fr = if all_blocked && finish_reason.as_str() == Some("tool_calls") {
+        let fr = if all_blocked
+            && matches!(finish_reason.as_str(), Some("tool_calls" | "function_call"))
+        {
             Value::String("stop".into())
         } else {
             finish_reason

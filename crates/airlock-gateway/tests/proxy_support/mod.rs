@@ -56,7 +56,17 @@ pub fn whole_answer(spec: &Value) -> String {
             )
         })
         .collect();
-    let (finish, tool_calls) = if tcs.is_empty() {
+    let legacy = spec["legacy"].as_bool() == Some(true);
+    let (finish, tool_calls) = if legacy && !calls.is_empty() {
+        (
+            "function_call",
+            format!(
+                r#", "function_call": {{"name": {}, "arguments": {}}}"#,
+                serde_json::to_string(calls[0][0].as_str().unwrap()).unwrap(),
+                serde_json::to_string(calls[0][1].as_str().unwrap()).unwrap()
+            ),
+        )
+    } else if tcs.is_empty() {
         ("stop", String::new())
     } else {
         (
@@ -96,6 +106,19 @@ pub fn stream_events(spec: &Value) -> Vec<String> {
         ));
     }
     let calls = spec["calls"].as_array().cloned().unwrap_or_default();
+    if spec["legacy"].as_bool() == Some(true) {
+        let c = &calls[0];
+        out.push(env(json!([{"index": 0, "delta": {"function_call": {"name": c[0], "arguments": ""}}, "finish_reason": null}])));
+        let args = c[1].as_str().unwrap();
+        let mid = args.len() / 2;
+        for part in [&args[..mid], &args[mid..]] {
+            out.push(env(json!([{"index": 0, "delta": {"function_call": {"arguments": part}}, "finish_reason": null}])));
+        }
+        out.push(env(
+            json!([{"index": 0, "delta": {}, "finish_reason": "function_call"}]),
+        ));
+        return out;
+    }
     for (i, c) in calls.iter().enumerate() {
         out.push(env(json!([{"index": 0, "delta": {"tool_calls": [
             {"index": i, "id": format!("call_{i}"), "type": "function",
