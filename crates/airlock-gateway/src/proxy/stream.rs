@@ -1,7 +1,8 @@
 //! Relaying a streamed answer (SSE). Events without tool calls go to the client at once, as the
 //! upstream's bytes. Tool-call deltas are taken out of their chunks and buffered per choice and
-//! call index; when a choice finishes (its `finish_reason`, `[DONE]` or the end of the stream)
-//! its calls are decided together, and the client gets one chunk with the allowed calls (whole,
+//! call index; a call's decision starts once the next index begins (it is complete), and when a
+//! choice finishes (its `finish_reason`, `[DONE]` or the end of the stream) the rest are decided
+//! and all awaited; then the client gets one chunk with the allowed calls (whole,
 //! renumbered from 0), one with the explanation of the blocked ones, then the finish. While a
 //! person is being asked, an SSE comment keeps the connection alive. The stream always ends
 //! with `data: [DONE]`.
@@ -63,6 +64,8 @@ struct CallBuf {
     id: Option<Value>,
     name: String,
     arguments: String,
+    /// The decision, started as soon as the call is complete (a later call index began).
+    decision: Option<tokio::task::JoinHandle<Verdict>>,
 }
 
 struct Relay {
@@ -210,6 +213,20 @@ impl Relay {
                 .get("index")
                 .and_then(Value::as_u64)
                 .unwrap_or(pos as u64);
+            // Calls arrive one after another: a later index means the earlier ones are whole,
+            // so their decisions start now, while the model keeps streaming.
+            for (_, done) in calls.range_mut(..i) {
+                if done.decision.is_none() {
+                    let proxy = self.proxy.clone();
+                    let who = self.who.clone();
+                    let call = Call {
+                        name: done.name.clone(),
+                        arguments: done.arguments.clone(),
+                    };
+                    done.decision =
+                        Some(tokio::spawn(async move { proxy.decide(&who, &call).await }));
+                }
+            }
             let b = calls.entry(i).or_default();
             if b.first.is_empty() {
                 b.first = tc.clone();
@@ -257,15 +274,9 @@ impl Relay {
         let Some(bufs) = self.pending.remove(&idx) else {
             return;
         };
-        let bufs: Vec<(u64, CallBuf)> = bufs.into_iter().collect();
-        let calls: Vec<Call> = bufs
-            .iter()
-            .map(|(_, b)| Call {
-                name: b.name.clone(),
-                arguments: b.arguments.clone(),
-            })
-            .collect();
-        let verdicts = self.decide_with_keepalive(&calls).await;
+        let mut bufs: Vec<(u64, CallBuf)> = bufs.into_iter().collect();
+        let started: Vec<_> = bufs.iter_mut().map(|(_, b)| b.decision.take()).collect();
+        let verdicts = self.decide_with_keepalive(&bufs, started).await;
         let mut allowed = Vec::new();
         let mut legacy = None;
         let mut notes = Vec::new();
@@ -308,10 +319,34 @@ impl Relay {
         self.send(c).await;
     }
 
-    async fn decide_with_keepalive(&mut self, calls: &[Call]) -> Vec<Verdict> {
+    /// Every call's verdict (the started decisions awaited, the others decided now, all
+    /// concurrently), with keep-alive comments while they take.
+    async fn decide_with_keepalive(
+        &mut self,
+        bufs: &[(u64, CallBuf)],
+        started: Vec<Option<tokio::task::JoinHandle<Verdict>>>,
+    ) -> Vec<Verdict> {
         let proxy = self.proxy.clone();
         let who = self.who.clone();
-        let decide = proxy.decide_all(&who, calls);
+        let decide = futures_util::future::join_all(bufs.iter().zip(started).map(|((_, b), h)| {
+            let (proxy, who) = (proxy.clone(), who.clone());
+            let call = Call {
+                name: b.name.clone(),
+                arguments: b.arguments.clone(),
+            };
+            async move {
+                match h {
+                    Some(h) => h.await.unwrap_or_else(|e| {
+                        tracing::error!(error = %e, "a tool-call decision task failed");
+                        Verdict::Block {
+                            code: "INTERNAL_ERROR".into(),
+                            reason: "airlock could not decide this call, so it is denied.".into(),
+                        }
+                    }),
+                    None => proxy.decide(&who, &call).await,
+                }
+            }
+        }));
         tokio::pin!(decide);
         let every = self
             .proxy
