@@ -13,6 +13,7 @@ mod extract;
 mod inbox;
 pub mod metrics;
 pub mod openapi;
+pub mod proxy;
 mod routes;
 mod state;
 
@@ -39,7 +40,10 @@ fn build() -> routes::Routes {
 
 /// The whole application over `state` (for `serve` and in-process tests).
 pub fn router(state: AppState) -> Router {
-    let (r, _) = build().into_parts();
+    let (mut r, _) = build().into_parts();
+    if let Some(p) = &state.proxy {
+        r = proxy::mount(r, p);
+    }
     let max_body = state.config.max_body;
     r.fallback(api::no_route)
         .layer(DefaultBodyLimit::max(max_body))

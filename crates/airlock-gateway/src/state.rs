@@ -51,6 +51,8 @@ pub struct AppState {
     pub auth: Auth,
     pub config: Arc<ServeConfig>,
     pub metrics: Arc<HttpMetrics>,
+    /// The OpenAI-compatible proxy, when an upstream is configured.
+    pub proxy: Option<Arc<crate::proxy::Proxy>>,
     shutdown_tx: Arc<watch::Sender<bool>>,
     pub shutdown: watch::Receiver<bool>,
 }
@@ -63,9 +65,16 @@ impl AppState {
             auth,
             config: Arc::new(config),
             metrics: Arc::new(HttpMetrics::default()),
+            proxy: None,
             shutdown_tx: Arc::new(tx),
             shutdown: rx,
         }
+    }
+
+    /// Serves the OpenAI-compatible proxy too.
+    pub fn with_proxy(mut self, proxy: crate::proxy::Proxy) -> AppState {
+        self.proxy = Some(Arc::new(proxy));
+        self
     }
 
     /// Ends long-polls and event streams (called when the server shuts down).

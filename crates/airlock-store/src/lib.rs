@@ -10,6 +10,7 @@
 mod approvals;
 pub mod audit;
 mod auth;
+mod budgets;
 mod db;
 mod error;
 mod grants;
@@ -21,6 +22,7 @@ mod writer;
 
 pub use approvals::{ApprovalRow, LinkRow, SpentLink, Transition};
 pub use auth::{TokenRow, WebSessionRow};
+pub use budgets::{BudgetLimits, BudgetUsage};
 pub use db::{Db, StoredReceipt};
 pub use error::StoreError;
 pub use grants::{ChildRefused, GrantFilter, GrantRow};

@@ -17,6 +17,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0003_approvals.sql"),
     ),
     (4, "auth", include_str!("../migrations/0004_auth.sql")),
+    (5, "budgets", include_str!("../migrations/0005_budgets.sql")),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

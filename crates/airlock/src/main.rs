@@ -48,6 +48,8 @@ enum Command {
     Policy(cmd::policy::Args),
     /// Run the daemon: REST API, web inbox and approval broker (loopback, SQLite by default).
     Serve(cmd::serve::Args),
+    /// The OpenAI-compatible proxy on its own port (tool calls in model answers are decided).
+    Proxy(cmd::proxy::Args),
     /// Create, list and revoke the bearer tokens of agents and approvers.
     Token(cmd::token::Args),
     /// List the actions waiting for an answer (a client of `airlock serve`).
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
         Command::Grant(a) => cmd::grant::run(a),
         Command::Policy(a) => cmd::policy::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Proxy(a) => cmd::proxy::run(a),
         Command::Token(a) => cmd::token::run(a),
         Command::Pending(a) => cmd::approvals::pending(a),
         Command::Approve(a) => cmd::approvals::approve(a),

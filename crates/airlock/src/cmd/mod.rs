@@ -9,6 +9,7 @@ pub mod grant;
 pub mod hook;
 pub mod ledger;
 pub mod policy;
+pub mod proxy;
 pub mod scan;
 pub mod serve;
 pub mod token;

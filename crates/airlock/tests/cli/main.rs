@@ -9,5 +9,6 @@ mod hook;
 mod hook_shell;
 mod ledger;
 mod policy;
+mod proxy;
 mod scan;
 mod serve;

@@ -17,16 +17,20 @@ enum What {
     Approvals(approvals::Args),
     /// Durable ledger appends/s, verifications/s, and inclusion-proof time in a 1M log.
     Ledger(ledger::Args),
+    /// The OpenAI-compatible proxy: median added latency and throughput against the upstream.
+    Proxy(proxy::Args),
 }
 
 pub mod approvals;
 pub mod hook;
 pub mod ledger;
+pub mod proxy;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.what {
         What::Hook(a) => hook::run(a),
         What::Approvals(a) => approvals::run(a),
         What::Ledger(a) => ledger::run(a),
+        What::Proxy(a) => proxy::run(a),
     }
 }

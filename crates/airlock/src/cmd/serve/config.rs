@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use airlock_confirm::{BrokerConfig, LlmConfig, WebhookConfig};
+use airlock_gateway::proxy::ProxyConfig;
 use airlock_policy::parse_duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -24,6 +25,8 @@ pub struct ConfigFile {
     pub webhook: Option<WebhookSection>,
     #[serde(default)]
     pub fatigue: FatigueSection,
+    /// The OpenAI-compatible proxy (served when an upstream is set).
+    pub proxy: Option<airlock_gateway::proxy::ProxySettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -93,6 +96,20 @@ impl ConfigFile {
             );
         }
         Ok(addr)
+    }
+
+    /// The proxy's settings, when an upstream is configured (the flag wins over the file).
+    pub fn proxy(&self, upstream: Option<&str>) -> Result<Option<ProxyConfig>> {
+        let settings = self.proxy.clone().unwrap_or_default();
+        if upstream.is_none() && settings.upstream.is_none() {
+            if self.proxy.is_some() {
+                bail!("[proxy] needs `upstream`, the model API's base URL");
+            }
+            return Ok(None);
+        }
+        ProxyConfig::from_settings(&settings, upstream)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!(e))
     }
 
     /// The broker's settings, with secrets read from the environment now (a missing secret is
@@ -192,5 +209,25 @@ mod tests {
         let l = b.llm.unwrap();
         assert_eq!(l.base_url, "http://127.0.0.1:1/v1");
         assert_eq!(l.timeout, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn the_proxy_section() {
+        let c = ConfigFile::parse("").unwrap();
+        assert!(c.proxy(None).unwrap().is_none());
+        assert!(c.proxy(Some("http://127.0.0.1:9/v1")).unwrap().is_some());
+        let c = ConfigFile::parse(
+            "[proxy]\nupstream = \"http://127.0.0.1:9/v1\"\ndeny_template = \"no {tool}\"\n[proxy.scan]\ninjection = \"block\"\n[[proxy.tools]]\nname = \"run\"\nkind = \"shell\"",
+        )
+        .unwrap();
+        let p = c.proxy(None).unwrap().unwrap();
+        assert_eq!(p.deny_template, "no {tool}");
+        assert!(ConfigFile::parse("[proxy]\nupstream = \"http://x\"\nbogus = 1").is_err());
+        assert!(
+            ConfigFile::parse("[proxy]\nkeepalive = \"1s\"")
+                .unwrap()
+                .proxy(None)
+                .is_err()
+        );
     }
 }

@@ -24,7 +24,7 @@ pub struct Args {
     /// ADDRESS:PORT to listen on (default 127.0.0.1:7373; port 0 picks a free one).
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<String>,
-    /// The configuration file (TOML: [serve], [llm], [webhook], [fatigue]).
+    /// The configuration file (TOML: [serve], [llm], [webhook], [fatigue], [proxy]).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Allow listening on an address that is not loopback.
@@ -46,6 +46,20 @@ pub fn run(args: Args) -> Result<u8> {
         .clone()
         .or_else(|| file.serve.node.clone())
         .unwrap_or_else(hostname);
+    let proxy = file.proxy(None)?;
+    run_node(&file, addr, node, proxy, true)
+}
+
+/// Runs the broker and the gateway (with the proxy when `proxy` is set) until a signal;
+/// `announce` writes `serve.json` and the hooks' agent token (the daemon does, a standalone
+/// proxy does not).
+pub(crate) fn run_node(
+    file: &ConfigFile,
+    addr: std::net::SocketAddr,
+    node: String,
+    proxy: Option<airlock_gateway::proxy::ProxyConfig>,
+    announce_it: bool,
+) -> Result<u8> {
     let broker_config = file.broker(node.clone())?;
     crate::daemon::init_tls();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -68,7 +82,9 @@ pub fn run(args: Args) -> Result<u8> {
         let local = listener.local_addr()?;
         let url = format!("http://{local}");
         let data_dir = opts.data_dir.clone();
-        announce(&data_dir, &url, &node, &auth).await?;
+        if announce_it {
+            announce(&data_dir, &url, &node, &auth).await?;
+        }
         eprintln!(
             "airlock serve: node {node} on {url} ({} store); web inbox at {url}/inbox",
             db.backend()
@@ -83,9 +99,19 @@ pub fn run(args: Args) -> Result<u8> {
             public_url: file.serve.public_url.clone(),
             max_body: file.serve.max_body.unwrap_or(DEFAULT_MAX_BODY),
         };
-        let state = AppState::new(broker, auth, config);
+        let mut state = AppState::new(broker.clone(), auth, config);
+        if let Some(pc) = proxy {
+            eprintln!(
+                "airlock serve: OpenAI-compatible proxy at {url}/v1 (upstream {}); clients use an agent token as their API key",
+                pc.upstream
+            );
+            let p = airlock_gateway::proxy::Proxy::new(broker, pc).map_err(|e| anyhow::anyhow!(e))?;
+            state = state.with_proxy(p);
+        }
         let result = airlock_gateway::serve_with(listener, state, shutdown_signal()).await;
-        let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
+        if announce_it {
+            let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
+        }
         result.context("serving")?;
         eprintln!("airlock serve: stopped");
         Ok(0)
@@ -139,7 +165,7 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|h| h.trim().to_string())

@@ -1,0 +1,184 @@
+//! The proxy's HTTP handlers. `POST /v1/chat/completions`: the caller must hold an agent
+//! token; the request goes upstream as sent (re-serialised only when inbound text was changed);
+//! a whole answer with tool calls is decided and, if any call is blocked, rewritten, otherwise
+//! returned as the upstream's bytes; a streamed answer goes through `stream.rs`.
+//! `GET /v1/models` passes through.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::budget::Admitted;
+use super::gate::Who;
+use super::upstream::{self, SESSION_HEADER};
+use super::{Proxy, rewrite, stream};
+use crate::auth::{Caller, Role};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+const MAX_SESSION: usize = 128;
+
+fn proxy_of(st: &AppState) -> Result<&std::sync::Arc<Proxy>, ApiError> {
+    st.proxy
+        .as_ref()
+        .ok_or_else(|| ApiError::not_found("the proxy is not configured"))
+}
+
+/// The session the client names (header `X-Airlock-Session`), default `proxy`.
+fn session(headers: &HeaderMap) -> Result<String, ApiError> {
+    let Some(v) = headers.get(SESSION_HEADER) else {
+        return Ok("proxy".into());
+    };
+    match v.to_str() {
+        Ok(s) if !s.is_empty() && s.len() <= MAX_SESSION && !s.chars().any(char::is_control) => {
+            Ok(s.to_string())
+        }
+        _ => Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            format!("{SESSION_HEADER} must be 1 to {MAX_SESSION} printable characters"),
+        )),
+    }
+}
+
+async fn read_body(req: Request, st: &AppState, limit: usize) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, st).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BODY_TOO_LARGE",
+                format!("the body is larger than {limit} bytes"),
+            )
+        } else {
+            ApiError::bad_request("BAD_BODY", format!("reading the body: {e}"))
+        }
+    })
+}
+
+pub async fn chat_completions(
+    State(st): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let proxy = proxy_of(&st)?.clone();
+    caller.require(&[Role::Agent], "use the model proxy")?;
+    let who = Who {
+        agent: caller.name.clone(),
+        session: session(&headers)?,
+    };
+    let raw = read_body(req, &st, proxy.config.max_body).await?;
+    let mut doc: Value = crate::extract::parse_json(&raw)?;
+    if !doc.is_object() {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            "the body must be a JSON object",
+        ));
+    }
+    let admitted = proxy.admit(&who.agent).await?;
+    let screened = proxy.screen(&who, &mut doc).await?;
+    let raw = if screened.changed {
+        Bytes::from(serde_json::to_vec(&doc).map_err(ApiError::internal)?)
+    } else {
+        raw
+    };
+    let streamed = doc.get("stream").and_then(Value::as_bool) == Some(true);
+    let up = proxy
+        .http
+        .post(proxy.url("/chat/completions"))
+        .headers(upstream::request_headers(
+            &headers,
+            proxy.config.upstream_key.as_deref(),
+        )?)
+        .body(raw)
+        .send()
+        .await
+        .map_err(upstream::unreachable)?;
+    let status = up.status();
+    let out_headers = upstream::response_headers(up.headers());
+    let is_sse = up
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !status.is_success() {
+        // The upstream's error, as it sent it (the SDK reads its shape).
+        let body = up.bytes().await.map_err(upstream::unreachable)?;
+        return Ok((status, out_headers, body).into_response());
+    }
+    if streamed && is_sse {
+        let body = stream::relay(proxy, who, up, screened.prefix, admitted);
+        return Ok((status, out_headers, body).into_response());
+    }
+    let body = tokio::time::timeout(proxy.config.timeout, up.bytes())
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "UPSTREAM_TIMEOUT",
+                "the upstream did not finish its answer in time",
+            )
+        })?
+        .map_err(upstream::unreachable)?;
+    let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref(), admitted).await?;
+    Ok((status, out_headers, Body::from(body)).into_response())
+}
+
+/// Decides the tool calls of a whole answer; the upstream's bytes unless a call is blocked.
+async fn gate_whole(
+    proxy: &Proxy,
+    who: &Who,
+    body: Bytes,
+    prefix: Option<&str>,
+    admitted: Option<Admitted>,
+) -> Result<Bytes, ApiError> {
+    let Ok(mut doc) = serde_json::from_slice::<Value>(&body) else {
+        // An answer the proxy cannot read might hide tool calls: it never reaches the agent.
+        return Err(ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "UPSTREAM_MALFORMED",
+            "the upstream's answer is not JSON; it was not forwarded",
+        ));
+    };
+    if let (Some(at), Some(usage)) = (admitted, doc.get("usage")) {
+        proxy.charge(&who.agent, at, usage).await;
+    }
+    let calls = rewrite::calls(&doc);
+    let list: Vec<_> = calls.into_iter().map(|(_, c)| c).collect();
+    let verdicts = proxy.decide_all(who, &list).await;
+    if verdicts.iter().all(|v| v.allowed()) && prefix.is_none() {
+        return Ok(body);
+    }
+    rewrite::apply(&mut doc, &verdicts, &proxy.config.deny_template);
+    if let Some(p) = prefix {
+        rewrite::prepend(&mut doc, p);
+    }
+    serde_json::to_vec(&doc)
+        .map(Bytes::from)
+        .map_err(ApiError::internal)
+}
+
+pub async fn models(
+    State(st): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let proxy = proxy_of(&st)?.clone();
+    caller.require(&[Role::Agent], "use the model proxy")?;
+    let up = proxy
+        .http
+        .get(proxy.url("/models"))
+        .headers(upstream::request_headers(
+            &headers,
+            proxy.config.upstream_key.as_deref(),
+        )?)
+        .timeout(proxy.config.timeout)
+        .send()
+        .await
+        .map_err(upstream::unreachable)?;
+    let status = up.status();
+    let h = upstream::response_headers(up.headers());
+    let body = up.bytes().await.map_err(upstream::unreachable)?;
+    Ok((status, h, body).into_response())
+}

@@ -1,0 +1,74 @@
+//! The OpenAI-compatible proxy: `POST /v1/chat/completions` (streamed and not) and
+//! `GET /v1/models`, forwarded to a configured upstream. The tool calls in the model's answers
+//! are decided by the approval broker before the agent sees them: allowed calls pass unchanged,
+//! blocked ones are removed and explained in the assistant's text, asks hold the answer until a
+//! person (or the timeout) decides. Fields the proxy does not know pass byte for byte: an
+//! answer without a blocked call is the upstream's bytes.
+//!
+//! The client authenticates with an airlock agent token (`Authorization: Bearer alk_…`, which
+//! is what an OpenAI SDK sends as its API key); the upstream's key comes from the proxy's
+//! configuration and never from the client.
+
+mod budget;
+pub mod config;
+mod gate;
+mod handler;
+mod inbound;
+pub mod record;
+pub mod rewrite;
+mod sse;
+mod stream;
+pub mod toolmap;
+mod upstream;
+
+use std::sync::Arc;
+
+use airlock_confirm::Broker;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+pub use config::{Budget, ProxyConfig, ProxySettings, TextAction};
+pub use gate::{Call, Verdict, Who};
+pub use upstream::SESSION_HEADER;
+
+use crate::state::AppState;
+
+/// The proxy: its settings, the broker that decides, and the upstream client.
+pub struct Proxy {
+    pub config: ProxyConfig,
+    pub(crate) broker: Broker,
+    pub(crate) http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("upstream", &self.config.upstream)
+            .finish()
+    }
+}
+
+impl Proxy {
+    pub fn new(broker: Broker, config: ProxyConfig) -> Result<Proxy, String> {
+        let http = upstream::client(&config)?;
+        Ok(Proxy {
+            config,
+            broker,
+            http,
+        })
+    }
+}
+
+/// The proxy's routes, as (method, path).
+pub const ROUTES: &[(&str, &str)] = &[("POST", "/v1/chat/completions"), ("GET", "/v1/models")];
+
+/// Adds the proxy's routes to `r` (with the proxy's own body limit).
+pub(crate) fn mount(r: Router<AppState>, proxy: &Arc<Proxy>) -> Router<AppState> {
+    let limit = DefaultBodyLimit::max(proxy.config.max_body);
+    r.route(
+        "/v1/chat/completions",
+        post(handler::chat_completions).layer(limit),
+    )
+    .route("/v1/models", get(handler::models))
+}

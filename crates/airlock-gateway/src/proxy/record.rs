@@ -1,0 +1,122 @@
+//! Receipts the proxy writes itself, for what never reaches `Broker::submit`: a tool call
+//! refused before the policy saw it (malformed arguments) and each verdict of the inbound text
+//! scanner. Both go through airlock-confirm's receipt builder into the broker's ledger, so they
+//! sit in the same signed chain as every decision on an action.
+
+use airlock_confirm::{Broker, RecordContext};
+use airlock_core::{Action, Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use airlock_ledger::canonical::sha256_hex;
+use airlock_store::LedgerStore;
+use serde_json::json;
+
+/// What the proxy's own receipts name as their policy: the rule that produced them.
+fn proxy_policy(what: &str) -> String {
+    sha256_hex(format!("airlock-proxy:{what}").as_bytes())
+}
+
+/// Records one decision the proxy took; returns the receipt id.
+pub async fn record(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    action: &Action,
+    assessment: &Assessment,
+    policy: &str,
+) -> Result<String, String> {
+    let ctx = RecordContext {
+        request_id: None,
+        session: session.to_string(),
+        principal: agent.to_string(),
+        policy_sha256: proxy_policy(policy),
+        grant: None,
+        approvers: Vec::new(),
+        output_sha256: None,
+    };
+    let req =
+        airlock_confirm::receipt::request(action, assessment, &ctx).map_err(|e| e.to_string())?;
+    let r = broker
+        .ledger()
+        .append(req)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(r.id)
+}
+
+/// A tool call refused before the broker (the arguments were unusable).
+pub async fn refusal(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    tool: &str,
+    arguments: &str,
+    code: &str,
+    reason: &str,
+) -> Result<String, String> {
+    let action = Action::Tool {
+        tool: tool.to_string(),
+        arguments: json!({ "unparsed_sha256": sha256_hex(arguments.as_bytes()) }),
+    };
+    let f = Finding::new(
+        format!("proxy.{}", code.to_ascii_lowercase()),
+        ReasonCode::MalformedInput,
+        Decision::Deny,
+        Tier::Medium,
+        Severity::Medium,
+        reason.to_string(),
+    );
+    let a = Assessment::from_findings(vec![f], Decision::Deny);
+    record(broker, agent, session, &action, &a, "tool-call-arguments").await
+}
+
+/// One verdict of the inbound scanner on a message (`role` user or tool): the receipt holds
+/// the text's hash, never the text, and the decision the proxy took (`deny` for block, `allow`
+/// otherwise, the verdict's code as the reason).
+#[allow(clippy::too_many_arguments)]
+pub async fn verdict(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    role: &str,
+    text: &str,
+    verdict: airlock_shield::Verdict,
+    handling: &str,
+    blocked: bool,
+) -> Result<String, String> {
+    let code = match verdict {
+        airlock_shield::Verdict::JailbreakDetected => ReasonCode::TextJailbreak,
+        airlock_shield::Verdict::InjectionDetected => ReasonCode::TextInjection,
+        _ => ReasonCode::TextCrisis,
+    };
+    let decision = if blocked {
+        Decision::Deny
+    } else {
+        Decision::Allow
+    };
+    let action = Action::Tool {
+        tool: "airlock.proxy.inbound_text".to_string(),
+        arguments: json!({
+            "role": role,
+            "text_sha256": sha256_hex(text.as_bytes()),
+            "verdict": verdict.as_str(),
+            "handling": handling,
+        }),
+    };
+    let f = Finding::new(
+        format!("proxy.scan.{}", verdict.as_str().to_ascii_lowercase()),
+        code,
+        decision,
+        Tier::Medium,
+        Severity::Medium,
+        format!("inbound {role} text: {} ({handling})", verdict.as_str()),
+    );
+    let a = Assessment::from_findings(vec![f], decision);
+    record(
+        broker,
+        agent,
+        session,
+        &action,
+        &a,
+        &format!("scan:{handling}"),
+    )
+    .await
+}

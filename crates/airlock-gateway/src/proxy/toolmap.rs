@@ -1,0 +1,223 @@
+//! The tool map: turns one `tool_calls` entry of a model's answer (a function name and its
+//! arguments as a JSON string) into the airlock action the policy decides. Shell tools become
+//! shell actions over the command argument; every other tool is a tool action with its parsed
+//! arguments, so an undeclared tool falls under the policy's default deny. Arguments that do
+//! not parse, or a shell tool without a command, are refused with a stable code.
+
+use airlock_core::Action;
+use serde_json::Value;
+
+use super::config::ToolSettings;
+
+/// Stable codes of calls refused before the policy sees them.
+pub const MALFORMED_ARGUMENTS: &str = "PROXY_MALFORMED_ARGUMENTS";
+pub const MISSING_COMMAND: &str = "PROXY_MISSING_COMMAND";
+pub const BAD_TOOL_CALL: &str = "PROXY_BAD_TOOL_CALL";
+
+/// The largest arguments string accepted for one call.
+const MAX_ARGUMENTS: usize = 256 * 1024;
+
+/// How one tool of the agent maps onto an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolMapping {
+    /// The first of `arguments` that holds a string is the command line.
+    Shell {
+        name: String,
+        arguments: Vec<String>,
+    },
+    /// The arguments as JSON, under `policy_name`.
+    Tool { name: String, policy_name: String },
+}
+
+impl ToolMapping {
+    pub fn name(&self) -> &str {
+        match self {
+            ToolMapping::Shell { name, .. } | ToolMapping::Tool { name, .. } => name,
+        }
+    }
+
+    pub fn from_settings(t: &ToolSettings) -> Result<ToolMapping, String> {
+        if t.name.trim().is_empty() {
+            return Err("proxy.tools: a tool needs a name".into());
+        }
+        match t.kind.as_str() {
+            "shell" => Ok(ToolMapping::Shell {
+                name: t.name.clone(),
+                arguments: if t.arguments.is_empty() {
+                    vec!["command".into(), "cmd".into()]
+                } else {
+                    t.arguments.clone()
+                },
+            }),
+            "tool" => Ok(ToolMapping::Tool {
+                name: t.name.clone(),
+                policy_name: t.policy_name.clone().unwrap_or_else(|| t.name.clone()),
+            }),
+            other => Err(format!(
+                "proxy.tools: kind {other:?} of {} must be `shell` or `tool`",
+                t.name
+            )),
+        }
+    }
+}
+
+/// A call refused before the broker: a stable code and the reason for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub reason: String,
+}
+
+/// The agent's tools by name.
+#[derive(Debug, Clone)]
+pub struct ToolMap {
+    tools: Vec<ToolMapping>,
+}
+
+/// The shell tools common agents expose.
+const SHELL_TOOLS: &[&str] = &[
+    "terminal",
+    "bash",
+    "shell",
+    "run_shell_command",
+    "execute_command",
+    "exec",
+];
+
+impl ToolMap {
+    pub fn new(tools: Vec<ToolMapping>) -> ToolMap {
+        ToolMap { tools }
+    }
+
+    /// The default map: the common shell tools with their `command` or `cmd` argument.
+    pub fn builtin() -> ToolMap {
+        ToolMap::new(
+            SHELL_TOOLS
+                .iter()
+                .map(|n| ToolMapping::Shell {
+                    name: (*n).to_string(),
+                    arguments: vec!["command".into(), "cmd".into()],
+                })
+                .collect(),
+        )
+    }
+
+    /// The action for a call of `name` with the JSON text `arguments`.
+    pub fn action(&self, name: &str, arguments: &str) -> Result<Action, Refusal> {
+        if name.trim().is_empty() || name.len() > 256 || name.chars().any(char::is_control) {
+            return Err(Refusal {
+                code: BAD_TOOL_CALL,
+                reason: "the tool call has no usable function name.".into(),
+            });
+        }
+        if arguments.len() > MAX_ARGUMENTS {
+            return Err(Refusal {
+                code: MALFORMED_ARGUMENTS,
+                reason: format!("the arguments are larger than {MAX_ARGUMENTS} bytes."),
+            });
+        }
+        // Models send "" for a function without parameters.
+        let parsed: Value = if arguments.trim().is_empty() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_str(arguments).map_err(|e| Refusal {
+                code: MALFORMED_ARGUMENTS,
+                reason: format!("the arguments are not valid JSON ({e}); send a JSON object."),
+            })?
+        };
+        if !parsed.is_object() {
+            return Err(Refusal {
+                code: MALFORMED_ARGUMENTS,
+                reason: "the arguments must be a JSON object.".into(),
+            });
+        }
+        match self.tools.iter().find(|t| t.name() == name) {
+            Some(ToolMapping::Shell {
+                arguments: keys, ..
+            }) => {
+                let command = keys
+                    .iter()
+                    .find_map(|k| parsed.get(k).and_then(Value::as_str))
+                    .filter(|c| !c.trim().is_empty())
+                    .ok_or_else(|| Refusal {
+                        code: MISSING_COMMAND,
+                        reason: format!(
+                            "the shell tool needs a non-empty string argument `{}`.",
+                            keys.join("` or `")
+                        ),
+                    })?;
+                Ok(Action::shell(command))
+            }
+            Some(ToolMapping::Tool { policy_name, .. }) => Ok(Action::Tool {
+                tool: policy_name.clone(),
+                arguments: parsed,
+            }),
+            None => Ok(Action::Tool {
+                tool: name.to_string(),
+                arguments: parsed,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_tools_other_tools_and_refusals() {
+        let m = ToolMap::builtin();
+        assert_eq!(
+            m.action("terminal", r#"{"command":"ls -la"}"#).unwrap(),
+            Action::shell("ls -la")
+        );
+        assert_eq!(
+            m.action("exec", r#"{"cmd":"pwd","x":1}"#).unwrap(),
+            Action::shell("pwd")
+        );
+        assert_eq!(
+            m.action("get_weather", r#"{"city":"Oslo"}"#).unwrap(),
+            Action::Tool {
+                tool: "get_weather".into(),
+                arguments: serde_json::json!({"city": "Oslo"})
+            }
+        );
+        assert_eq!(
+            m.action("bash", r#"{"command": "ls""#).unwrap_err().code,
+            MALFORMED_ARGUMENTS
+        );
+        assert_eq!(
+            m.action("bash", "[1]").unwrap_err().code,
+            MALFORMED_ARGUMENTS
+        );
+        assert_eq!(
+            m.action("bash", r#"{"script":"ls"}"#).unwrap_err().code,
+            MISSING_COMMAND
+        );
+        assert_eq!(m.action("", "{}").unwrap_err().code, BAD_TOOL_CALL);
+        assert!(m.action("noargs", "").is_ok());
+    }
+
+    #[test]
+    fn configured_tools_replace_the_builtin_map() {
+        let t = |name: &str, kind: &str, args: &[&str], pn: Option<&str>| ToolSettings {
+            name: name.into(),
+            kind: kind.into(),
+            arguments: args.iter().map(|s| s.to_string()).collect(),
+            policy_name: pn.map(str::to_string),
+        };
+        let m = ToolMap::new(vec![
+            ToolMapping::from_settings(&t("run", "shell", &["script"], None)).unwrap(),
+            ToolMapping::from_settings(&t("gh", "tool", &[], Some("mcp__github__x"))).unwrap(),
+        ]);
+        assert_eq!(
+            m.action("run", r#"{"script":"id"}"#).unwrap(),
+            Action::shell("id")
+        );
+        assert!(matches!(
+            m.action("gh", "{}").unwrap(),
+            Action::Tool { tool, .. } if tool == "mcp__github__x"
+        ));
+        assert!(ToolMapping::from_settings(&t("x", "magic", &[], None)).is_err());
+    }
+}
