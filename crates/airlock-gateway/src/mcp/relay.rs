@@ -1,0 +1,457 @@
+//! The relay between an MCP client and the server behind the gateway, over two line-delimited
+//! JSON-RPC streams. Every message is parsed and checked (size, duplicate keys, JSON-RPC shape)
+//! before it goes anywhere; messages are forwarded byte for byte unless the gateway has a reason
+//! to change them. Three are looked at: `tools/list` answers (hidden and quarantined tools are
+//! removed), `tools/call` requests (decided before the server sees them; a denial is answered
+//! with an error result) and `tools/call` answers (scanned for prompt injection).
+//!
+//! A hand-written relay rather than rmcp's client and server: rmcp types each message into its
+//! own model, which drops or rewrites what it does not know (new protocol fields, `_meta`,
+//! experimental methods), and its service loop answers requests itself. A firewall in the
+//! middle must pass the client's and server's messages through unchanged and see every one.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use airlock_confirm::PolicyProvider;
+use airlock_core::Action;
+use airlock_store::Db;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::config::McpConfig;
+use super::frame::{self, Line, Message};
+use super::gate::{Call, Decider, Ruling};
+use super::scan;
+use super::tools::{Checker, Hidden, action_name};
+
+/// JSON-RPC "invalid params".
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// One gateway in front of one server.
+pub struct Gateway<D: Decider> {
+    /// The server's name (`mcp__<server>__<tool>` in the policy).
+    pub server: String,
+    pub config: McpConfig,
+    pub db: Db,
+    pub policy: PolicyProvider,
+    pub decider: D,
+    pub session: String,
+    pub cwd: Option<String>,
+}
+
+/// A request from the client the gateway waits to see answered.
+enum Pending {
+    List,
+    Call,
+    /// The gateway's own `tools/list`, sent when a call names a tool it has not seen listed.
+    Own(oneshot::Sender<Value>),
+}
+
+struct Shared<D: Decider> {
+    gw: Gateway<D>,
+    pending: Mutex<HashMap<String, Pending>>,
+    /// Each listed tool: usable (`Ok`) or why not.
+    tools: Mutex<HashMap<String, Result<(), Hidden>>>,
+    to_client: mpsc::UnboundedSender<Vec<u8>>,
+    /// Taken away when the client leaves, which closes the server's input.
+    to_server: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    seq: AtomicU64,
+}
+
+fn key(id: &Value) -> String {
+    id.to_string()
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn log(server: &str, what: &str) {
+    eprintln!("airlock mcp [{server}]: {what}");
+}
+
+fn encode(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_else(|_| b"{}".to_vec())
+}
+
+/// Relays until the server's output ends (it exited) or the client's input ends and the
+/// server's output then ends. Returns when nothing more can flow.
+pub async fn relay<D, CI, CO, SI, SO>(
+    gw: Gateway<D>,
+    client_in: CI,
+    client_out: CO,
+    server_in: SI,
+    server_out: SO,
+) -> std::io::Result<()>
+where
+    D: Decider,
+    CI: AsyncRead + Unpin + Send + 'static,
+    CO: AsyncWrite + Unpin + Send + 'static,
+    SI: AsyncWrite + Unpin + Send + 'static,
+    SO: AsyncRead + Unpin + Send + 'static,
+{
+    let (to_client, client_rx) = mpsc::unbounded_channel();
+    let (to_server, server_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        gw,
+        pending: Mutex::new(HashMap::new()),
+        tools: Mutex::new(HashMap::new()),
+        to_client,
+        to_server: Mutex::new(Some(to_server)),
+        seq: AtomicU64::new(0),
+    });
+    let client_writer = tokio::spawn(write_lines(client_out, client_rx));
+    let server_writer = tokio::spawn(write_lines(server_in, server_rx));
+    let from_client = tokio::spawn(pump_client(shared.clone(), client_in));
+    let result = pump_server(shared.clone(), server_out).await;
+    from_client.abort();
+    server_writer.abort();
+    // Let what is queued for the client go out; calls still waiting for a person hold the
+    // queue open, so the wait is bounded.
+    drop(shared);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), client_writer).await;
+    result
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut w: W,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    while let Some(mut line) = rx.recv().await {
+        line.push(b'\n');
+        w.write_all(&line).await?;
+        w.flush().await?;
+    }
+    w.shutdown().await
+}
+
+async fn pump_client<D: Decider>(s: Arc<Shared<D>>, input: impl AsyncRead + Unpin) {
+    let max = s.gw.config.max_message;
+    let mut r = BufReader::new(input);
+    loop {
+        let line = match frame::read_line(&mut r, max).await {
+            Ok(Some(Line::Text(b))) => b,
+            Ok(Some(Line::TooLong)) => {
+                let _ = s
+                    .to_client
+                    .send(encode(&frame::too_large(max).to_response()));
+                continue;
+            }
+            Ok(None) | Err(_) => break,
+        };
+        let msg = match frame::parse(&line, max) {
+            Ok(m) => m,
+            Err(refusal) => {
+                let _ = s.to_client.send(encode(&refusal.to_response()));
+                continue;
+            }
+        };
+        match msg {
+            Message::Request { id, method, msg } if method == "tools/call" => {
+                let s = s.clone();
+                tokio::spawn(async move { gate_call(s, id, msg, line).await });
+            }
+            Message::Request { id, method, .. } => {
+                if method == "tools/list" {
+                    lock(&s.pending).insert(key(&id), Pending::List);
+                }
+                let _ = s.send_server(line);
+            }
+            Message::Notification { .. } | Message::Response { .. } => {
+                let _ = s.send_server(line);
+            }
+        }
+    }
+    // The client is gone: closing the server's input lets it exit.
+    lock(&s.to_server).take();
+}
+
+impl<D: Decider> Shared<D> {
+    /// Queues a line for the server; `false` once the client has left.
+    fn send_server(&self, line: Vec<u8>) -> bool {
+        lock(&self.to_server)
+            .as_ref()
+            .is_some_and(|tx| tx.send(line).is_ok())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn pump_server<D: Decider>(
+    s: Arc<Shared<D>>,
+    output: impl AsyncRead + Unpin,
+) -> std::io::Result<()> {
+    let max = s.gw.config.max_message;
+    let server = s.gw.server.clone();
+    let mut r = BufReader::new(output);
+    loop {
+        let line = match frame::read_line(&mut r, max).await? {
+            Some(Line::Text(b)) => b,
+            Some(Line::TooLong) => {
+                log(
+                    &server,
+                    &format!("dropped a message from the server larger than {max} bytes"),
+                );
+                continue;
+            }
+            None => return Ok(()),
+        };
+        let msg = match frame::parse(&line, max) {
+            Ok(m) => m,
+            Err(refusal) => {
+                log(
+                    &server,
+                    &format!(
+                        "dropped a malformed message from the server ({}: {})",
+                        refusal.reason, refusal.message
+                    ),
+                );
+                // A request of the client's that this was meant to answer gets an error
+                // rather than silence.
+                if !refusal.id.is_null() && lock(&s.pending).remove(&key(&refusal.id)).is_some() {
+                    let e = frame::error_response(
+                        &refusal.id,
+                        -32603,
+                        "the MCP server answered with a malformed message",
+                        refusal.reason,
+                    );
+                    let _ = s.to_client.send(encode(&e));
+                }
+                continue;
+            }
+        };
+        let Message::Response { id, msg } = msg else {
+            let _ = s.to_client.send(line);
+            continue;
+        };
+        let pending = lock(&s.pending).remove(&key(&id));
+        match pending {
+            None => {
+                let _ = s.to_client.send(line);
+            }
+            Some(Pending::Own(tx)) => {
+                let _ = tx.send(msg);
+            }
+            Some(Pending::List) => {
+                let out = filter_list(&s, msg).await;
+                let _ = s.to_client.send(encode(&out));
+            }
+            Some(Pending::Call) => match scan::result(&s.gw.config, &server, msg) {
+                Some(changed) => {
+                    let _ = s.to_client.send(encode(&changed));
+                }
+                None => {
+                    let _ = s.to_client.send(line);
+                }
+            },
+        }
+    }
+}
+
+/// Removes every tool that is not usable from a `tools/list` answer, remembering why.
+async fn filter_list<D: Decider>(s: &Shared<D>, mut msg: Value) -> Value {
+    let Some(list) = msg
+        .get_mut("result")
+        .and_then(|r| r.get_mut("tools"))
+        .and_then(Value::as_array_mut)
+    else {
+        return msg;
+    };
+    let tools = std::mem::take(list);
+    let mut kept = Vec::new();
+    for tool in tools {
+        let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_string) else {
+            log(&s.gw.server, "dropped a listed tool without a name");
+            continue;
+        };
+        let verdict = check_tool(s, &name, &tool).await;
+        if let Err(h) = &verdict {
+            log(
+                &s.gw.server,
+                &format!("hid the tool `{name}` ({}: {})", h.code, h.message),
+            );
+        } else {
+            kept.push(tool);
+        }
+        lock(&s.tools).insert(name, verdict);
+    }
+    if let Some(list) = msg
+        .get_mut("result")
+        .and_then(|r| r.get_mut("tools"))
+        .and_then(Value::as_array_mut)
+    {
+        *list = kept;
+    }
+    msg
+}
+
+async fn check_tool<D: Decider>(s: &Shared<D>, name: &str, tool: &Value) -> Result<(), Hidden> {
+    let server_cfg = s.gw.config.servers.get(&s.gw.server);
+    let shell = |t: &str| server_cfg.is_some_and(|c| c.shell_tools.contains_key(t));
+    let checker = Checker {
+        server: &s.gw.server,
+        known: server_cfg.is_some(),
+        db: &s.gw.db,
+        policy: &s.gw.policy,
+        cwd: s.gw.cwd.as_deref(),
+        shell_tool: &shell,
+    };
+    checker.check(name, tool, now_ms()).await
+}
+
+/// The error result a denied call is answered with: the model reads why, and can act on it.
+pub fn denied_result(id: &Value, code: &str, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "result": {
+            "content": [{"type": "text", "text": format!("airlock blocked this tool call ({code}): {message}")}],
+            "isError": true,
+            "_meta": {"airlock": {"decision": "deny", "code": code}},
+        },
+    })
+}
+
+async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: Vec<u8>) {
+    let params = msg.get("params");
+    let Some(name) = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        let e = frame::error_response(
+            &id,
+            INVALID_PARAMS,
+            "tools/call needs params.name (a string)",
+            "MCP_INVALID_PARAMS",
+        );
+        let _ = s.to_client.send(encode(&e));
+        return;
+    };
+    let arguments = match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => {
+            let e = frame::error_response(
+                &id,
+                INVALID_PARAMS,
+                "tools/call params.arguments must be an object",
+                "MCP_INVALID_PARAMS",
+            );
+            let _ = s.to_client.send(encode(&e));
+            return;
+        }
+    };
+    let ruling = rule(&s, &name, arguments).await;
+    match ruling {
+        Ruling::Allow => {
+            lock(&s.pending).insert(key(&id), Pending::Call);
+            let _ = s.send_server(line);
+        }
+        Ruling::Deny { code, message } => {
+            log(
+                &s.gw.server,
+                &format!("denied a call of `{name}` ({code}: {message})"),
+            );
+            let _ = s
+                .to_client
+                .send(encode(&denied_result(&id, &code, &message)));
+        }
+    }
+}
+
+/// The tool's state, then the decider's ruling on the call.
+async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> Ruling {
+    let mut state = lock(&s.tools).get(name).cloned();
+    if state.is_none() {
+        refresh(s).await;
+        state = lock(&s.tools).get(name).cloned();
+    }
+    match state {
+        None => {
+            return Ruling::deny(
+                "MCP_TOOL_UNLISTED",
+                format!("the server does not list a tool named `{name}`"),
+            );
+        }
+        Some(Err(h)) => {
+            return Ruling::Deny {
+                code: h.code,
+                message: h.message,
+            };
+        }
+        Some(Ok(())) => {}
+    }
+    let server_cfg = s.gw.config.servers.get(&s.gw.server);
+    let action = match server_cfg.and_then(|c| c.shell_tools.get(name)) {
+        Some(arg) => match arguments.get(arg).and_then(Value::as_str) {
+            Some(cmd) => Action::Shell {
+                command: cmd.to_string(),
+                cwd: None,
+            },
+            None => {
+                return Ruling::deny(
+                    "MCP_INVALID_PARAMS",
+                    format!("`{name}` runs shell commands; its `{arg}` argument must be a string"),
+                );
+            }
+        },
+        None => Action::Tool {
+            tool: action_name(&s.gw.server, name),
+            arguments,
+        },
+    };
+    let n = s.seq.fetch_add(1, Ordering::Relaxed);
+    let call = Call {
+        action,
+        session: s.gw.session.clone(),
+        request_id: format!("mcp:{}:{}:{}:{n}", s.gw.server, s.gw.session, now_ms()),
+        cwd: s.gw.cwd.clone(),
+        timeout: s.gw.config.call_timeout(),
+    };
+    s.gw.decider.decide(call).await
+}
+
+/// Lists the server's tools itself (every page), so a call of a tool the client never listed
+/// is still checked against its pin and the policy.
+async fn refresh<D: Decider>(s: &Arc<Shared<D>>) {
+    let mut cursor: Option<Value> = None;
+    for _ in 0..100 {
+        let n = s.seq.fetch_add(1, Ordering::Relaxed);
+        let id = json!(format!("airlock-list-{n}"));
+        let (tx, rx) = oneshot::channel();
+        lock(&s.pending).insert(key(&id), Pending::Own(tx));
+        let mut req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
+        if let Some(c) = &cursor {
+            req["params"]["cursor"] = c.clone();
+        }
+        if !s.send_server(encode(&req)) {
+            return;
+        }
+        let answer = match tokio::time::timeout(std::time::Duration::from_secs(30), rx).await {
+            Ok(Ok(v)) => v,
+            _ => {
+                lock(&s.pending).remove(&key(&id));
+                return;
+            }
+        };
+        let answer = filter_list(s, answer).await;
+        cursor = answer
+            .get("result")
+            .and_then(|r| r.get("nextCursor"))
+            .filter(|c| !c.is_null())
+            .cloned();
+        if cursor.is_none() {
+            return;
+        }
+    }
+}
