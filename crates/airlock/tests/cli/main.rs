@@ -8,6 +8,7 @@ mod grant;
 mod hook;
 mod hook_shell;
 mod ledger;
+mod mcp_py;
 mod policy;
 mod scan;
 mod serve;
