@@ -109,8 +109,10 @@ mod tests {
                 .contains("MCP_RESULT_INJECTION")
         );
         assert_eq!(items[1]["text"], ATTACK);
-        let mut c = McpConfig::default();
-        c.injection = InjectionMode::Block;
+        let c = McpConfig {
+            injection: InjectionMode::Block,
+            ..McpConfig::default()
+        };
         let b = result(&c, "s", answer(ATTACK)).expect("flagged");
         assert_eq!(b["result"]["isError"], true);
         assert!(!b.to_string().contains("id_rsa"));
