@@ -444,3 +444,44 @@ async fn bad_messages_get_json_rpc_errors_and_the_relay_goes_on() {
     c.close().await;
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_relay_ends_after_the_client_leaves_even_if_the_server_does_not() {
+    let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
+    // A "server" that never reads its input and never exits.
+    let mut child = tokio::process::Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let gw = Gateway {
+        server: "demo".into(),
+        config: McpConfig::from_toml(CONFIG).unwrap(),
+        db: Db::open(&StoreOptions::new(s.data_dir().unwrap()))
+            .await
+            .unwrap(),
+        policy: common::policy_with(POLICY),
+        decider: BrokerDecider {
+            broker: s.broker.clone(),
+            agent: "mcp-test".into(),
+        },
+        session: "mcp-session".into(),
+        cwd: None,
+    };
+    let (client_tx, relay_in) = tokio::io::duplex(1024);
+    let (relay_out, _client_rx) = tokio::io::duplex(1024);
+    let (server_in, server_out) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let started = std::time::Instant::now();
+    let task = tokio::spawn(relay(gw, relay_in, relay_out, server_in, server_out));
+    drop(client_tx);
+    let r = tokio::time::timeout(Duration::from_secs(20), task).await;
+    assert!(r.expect("the relay ends").unwrap().is_ok());
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "after the grace period"
+    );
+    child.kill().await.unwrap();
+    s.stop().await;
+}

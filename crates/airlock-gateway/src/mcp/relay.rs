@@ -28,6 +28,9 @@ use super::gate::{Call, Decider, Ruling};
 use super::scan;
 use super::tools::{Checker, Hidden, action_name};
 
+/// How long a server may keep talking after the client has left.
+const SERVER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// JSON-RPC "invalid params".
 pub const INVALID_PARAMS: i64 = -32602;
 
@@ -109,8 +112,20 @@ where
     });
     let client_writer = tokio::spawn(write_lines(client_out, client_rx));
     let server_writer = tokio::spawn(write_lines(server_in, server_rx));
-    let from_client = tokio::spawn(pump_client(shared.clone(), client_in));
-    let result = pump_server(shared.clone(), server_out).await;
+    let mut from_client = tokio::spawn(pump_client(shared.clone(), client_in));
+    let from_server = pump_server(shared.clone(), server_out);
+    tokio::pin!(from_server);
+    let result = tokio::select! {
+        r = &mut from_server => r,
+        _ = &mut from_client => {
+            // The client left and the server's input is closed: a server that does not exit
+            // on that gets a grace period, then the relay ends (and the caller kills it).
+            match tokio::time::timeout(SERVER_GRACE, &mut from_server).await {
+                Ok(r) => r,
+                Err(_) => Ok(()),
+            }
+        }
+    };
     from_client.abort();
     server_writer.abort();
     // Let what is queued for the client go out; calls still waiting for a person hold the
