@@ -7,6 +7,7 @@
 //! answered with JSON-RPC errors and never forwarded.
 
 pub mod config;
+pub mod core;
 pub mod frame;
 pub mod gate;
 pub mod relay;
@@ -15,6 +16,7 @@ mod strict;
 pub mod tools;
 
 pub use config::{InjectionMode, McpConfig, ServerConfig};
+pub use core::{Core, Gateway, denied_result};
 pub use gate::{BrokerDecider, Call, Decider, Ruling};
-pub use relay::{Gateway, denied_result, relay};
+pub use relay::relay;
 pub use strict::parse as parse_strict;

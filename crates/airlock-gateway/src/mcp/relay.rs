@@ -11,40 +11,22 @@
 //! middle must pass the client's and server's messages through unchanged and see every one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use airlock_confirm::PolicyProvider;
-use airlock_core::Action;
-use airlock_store::Db;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::config::McpConfig;
+use super::core::{Core, Gateway, denied_result, lock, log};
 use super::frame::{self, Line, Message};
-use super::gate::{Call, Decider, Ruling};
+use super::gate::{Decider, Ruling};
 use super::scan;
-use super::tools::{Checker, Hidden, action_name};
 
 /// How long a server may keep talking after the client has left.
 const SERVER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// JSON-RPC "invalid params".
 pub const INVALID_PARAMS: i64 = -32602;
-
-/// One gateway in front of one server.
-pub struct Gateway<D: Decider> {
-    /// The server's name (`mcp__<server>__<tool>` in the policy).
-    pub server: String,
-    pub config: McpConfig,
-    pub db: Db,
-    pub policy: PolicyProvider,
-    pub decider: D,
-    pub session: String,
-    pub cwd: Option<String>,
-}
 
 /// A request from the client the gateway waits to see answered.
 enum Pending {
@@ -55,29 +37,15 @@ enum Pending {
 }
 
 struct Shared<D: Decider> {
-    gw: Gateway<D>,
+    core: Core<D>,
     pending: Mutex<HashMap<String, Pending>>,
-    /// Each listed tool: usable (`Ok`) or why not.
-    tools: Mutex<HashMap<String, Result<(), Hidden>>>,
     to_client: mpsc::UnboundedSender<Vec<u8>>,
     /// Taken away when the client leaves, which closes the server's input.
     to_server: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
-    seq: AtomicU64,
 }
 
 fn key(id: &Value) -> String {
     id.to_string()
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn log(server: &str, what: &str) {
-    eprintln!("airlock mcp [{server}]: {what}");
 }
 
 fn encode(v: &Value) -> Vec<u8> {
@@ -103,12 +71,10 @@ where
     let (to_client, client_rx) = mpsc::unbounded_channel();
     let (to_server, server_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
-        gw,
+        core: Core::new(gw),
         pending: Mutex::new(HashMap::new()),
-        tools: Mutex::new(HashMap::new()),
         to_client,
         to_server: Mutex::new(Some(to_server)),
-        seq: AtomicU64::new(0),
     });
     let client_writer = tokio::spawn(write_lines(client_out, client_rx));
     let server_writer = tokio::spawn(write_lines(server_in, server_rx));
@@ -148,7 +114,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 }
 
 async fn pump_client<D: Decider>(s: Arc<Shared<D>>, input: impl AsyncRead + Unpin) {
-    let max = s.gw.config.max_message;
+    let max = s.core.gw.config.max_message;
     let mut r = BufReader::new(input);
     loop {
         let line = match frame::read_line(&mut r, max).await {
@@ -197,16 +163,12 @@ impl<D: Decider> Shared<D> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 async fn pump_server<D: Decider>(
     s: Arc<Shared<D>>,
     output: impl AsyncRead + Unpin,
 ) -> std::io::Result<()> {
-    let max = s.gw.config.max_message;
-    let server = s.gw.server.clone();
+    let max = s.core.gw.config.max_message;
+    let server = s.core.gw.server.clone();
     let mut r = BufReader::new(output);
     loop {
         let line = match frame::read_line(&mut r, max).await? {
@@ -257,10 +219,10 @@ async fn pump_server<D: Decider>(
                 let _ = tx.send(msg);
             }
             Some(Pending::List) => {
-                let out = filter_list(&s, msg).await;
+                let out = s.core.filter_list(msg).await;
                 let _ = s.to_client.send(encode(&out));
             }
-            Some(Pending::Call) => match scan::result(&s.gw.config, &server, msg) {
+            Some(Pending::Call) => match scan::result(&s.core.gw.config, &server, msg) {
                 Some(changed) => {
                     let _ = s.to_client.send(encode(&changed));
                 }
@@ -270,70 +232,6 @@ async fn pump_server<D: Decider>(
             },
         }
     }
-}
-
-/// Removes every tool that is not usable from a `tools/list` answer, remembering why.
-async fn filter_list<D: Decider>(s: &Shared<D>, mut msg: Value) -> Value {
-    let Some(list) = msg
-        .get_mut("result")
-        .and_then(|r| r.get_mut("tools"))
-        .and_then(Value::as_array_mut)
-    else {
-        return msg;
-    };
-    let tools = std::mem::take(list);
-    let mut kept = Vec::new();
-    for tool in tools {
-        let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_string) else {
-            log(&s.gw.server, "dropped a listed tool without a name");
-            continue;
-        };
-        let verdict = check_tool(s, &name, &tool).await;
-        if let Err(h) = &verdict {
-            log(
-                &s.gw.server,
-                &format!("hid the tool `{name}` ({}: {})", h.code, h.message),
-            );
-        } else {
-            kept.push(tool);
-        }
-        lock(&s.tools).insert(name, verdict);
-    }
-    if let Some(list) = msg
-        .get_mut("result")
-        .and_then(|r| r.get_mut("tools"))
-        .and_then(Value::as_array_mut)
-    {
-        *list = kept;
-    }
-    msg
-}
-
-async fn check_tool<D: Decider>(s: &Shared<D>, name: &str, tool: &Value) -> Result<(), Hidden> {
-    let server_cfg = s.gw.config.servers.get(&s.gw.server);
-    let shell = |t: &str| server_cfg.is_some_and(|c| c.shell_tools.contains_key(t));
-    let checker = Checker {
-        server: &s.gw.server,
-        known: server_cfg.is_some(),
-        db: &s.gw.db,
-        policy: &s.gw.policy,
-        cwd: s.gw.cwd.as_deref(),
-        shell_tool: &shell,
-    };
-    checker.check(name, tool, now_ms()).await
-}
-
-/// The error result a denied call is answered with: the model reads why, and can act on it.
-pub fn denied_result(id: &Value, code: &str, message: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "result": {
-            "content": [{"type": "text", "text": format!("airlock blocked this tool call ({code}): {message}")}],
-            "isError": true,
-            "_meta": {"airlock": {"decision": "deny", "code": code}},
-        },
-    })
 }
 
 async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: Vec<u8>) {
@@ -374,7 +272,7 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
         }
         Ruling::Deny { code, message } => {
             log(
-                &s.gw.server,
+                &s.core.gw.server,
                 &format!("denied a call of `{name}` ({code}: {message})"),
             );
             let _ = s
@@ -386,10 +284,10 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
 
 /// The tool's state, then the decider's ruling on the call.
 async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> Ruling {
-    let mut state = lock(&s.tools).get(name).cloned();
+    let mut state = s.core.state(name);
     if state.is_none() {
         refresh(s).await;
-        state = lock(&s.tools).get(name).cloned();
+        state = s.core.state(name);
     }
     match state {
         None => {
@@ -406,34 +304,7 @@ async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> R
         }
         Some(Ok(())) => {}
     }
-    let server_cfg = s.gw.config.servers.get(&s.gw.server);
-    let action = match server_cfg.and_then(|c| c.shell_tools.get(name)) {
-        Some(arg) => match arguments.get(arg).and_then(Value::as_str) {
-            Some(cmd) => Action::Shell {
-                command: cmd.to_string(),
-                cwd: None,
-            },
-            None => {
-                return Ruling::deny(
-                    "MCP_INVALID_PARAMS",
-                    format!("`{name}` runs shell commands; its `{arg}` argument must be a string"),
-                );
-            }
-        },
-        None => Action::Tool {
-            tool: action_name(&s.gw.server, name),
-            arguments,
-        },
-    };
-    let n = s.seq.fetch_add(1, Ordering::Relaxed);
-    let call = Call {
-        action,
-        session: s.gw.session.clone(),
-        request_id: format!("mcp:{}:{}:{}:{n}", s.gw.server, s.gw.session, now_ms()),
-        cwd: s.gw.cwd.clone(),
-        timeout: s.gw.config.call_timeout(),
-    };
-    s.gw.decider.decide(call).await
+    s.core.decide(name, arguments).await
 }
 
 /// Lists the server's tools itself (every page), so a call of a tool the client never listed
@@ -441,7 +312,7 @@ async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> R
 async fn refresh<D: Decider>(s: &Arc<Shared<D>>) {
     let mut cursor: Option<Value> = None;
     for _ in 0..100 {
-        let n = s.seq.fetch_add(1, Ordering::Relaxed);
+        let n = s.core.next_seq();
         let id = json!(format!("airlock-list-{n}"));
         let (tx, rx) = oneshot::channel();
         lock(&s.pending).insert(key(&id), Pending::Own(tx));
@@ -459,7 +330,7 @@ async fn refresh<D: Decider>(s: &Arc<Shared<D>>) {
                 return;
             }
         };
-        let answer = filter_list(s, answer).await;
+        let answer = s.core.filter_list(answer).await;
         cursor = answer
             .get("result")
             .and_then(|r| r.get("nextCursor"))
