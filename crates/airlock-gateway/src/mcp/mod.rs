@@ -10,6 +10,7 @@ pub mod config;
 pub mod core;
 pub mod frame;
 pub mod gate;
+pub mod http;
 pub mod relay;
 pub mod scan;
 mod strict;
