@@ -306,3 +306,26 @@ async fn sse_transform<D: Decider>(p: &Proxy<D>, expect: &Expect, text: &str) ->
     }
     out
 }
+
+/// The proxy's application, as [`router`] builds it.
+pub type App = Router;
+
+/// Serves `app` on `listener` until Ctrl-C or SIGTERM.
+pub async fn serve(listener: tokio::net::TcpListener, app: App) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let term = async {
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = term => {}
+            }
+        })
+        .await
+}

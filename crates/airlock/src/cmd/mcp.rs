@@ -32,6 +32,8 @@ pub struct Args {
 enum Sub {
     /// Run an MCP server (stdio) behind airlock: `airlock mcp wrap --server NAME -- CMD ARGS…`.
     Wrap(WrapArgs),
+    /// Put airlock in front of an MCP server over streamable HTTP.
+    Proxy(ProxyArgs),
     /// Accept the changed definition of a quarantined tool.
     ApproveTool { server: String, tool: String },
     /// List the pinned tool definitions.
@@ -65,9 +67,34 @@ struct WrapArgs {
     command: Vec<String>,
 }
 
+#[derive(clap::Args)]
+struct ProxyArgs {
+    /// The upstream MCP endpoint (for example http://127.0.0.1:8000/mcp).
+    #[arg(long)]
+    upstream: String,
+    /// ADDRESS:PORT to listen on (loopback unless --allow-remote).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7374")]
+    listen: String,
+    /// Allow listening on an address that is not loopback.
+    #[arg(long)]
+    allow_remote: bool,
+    /// The server's name in the configuration and the policy (`mcp__NAME__TOOL`).
+    #[arg(long)]
+    server: String,
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long)]
+    url: Option<String>,
+    #[arg(long)]
+    token: Option<String>,
+}
+
 pub fn run(args: Args) -> Result<u8> {
     match args.command {
         Sub::Wrap(a) => wrap(a),
+        Sub::Proxy(a) => proxy(a),
         Sub::ApproveTool { server, tool } => block_on(approve_tool(server, tool)),
         Sub::Pins { server } => block_on(pins(server)),
     }
@@ -143,7 +170,6 @@ fn load_config(path: Option<PathBuf>) -> Result<McpConfig> {
 }
 
 fn wrap(a: WrapArgs) -> Result<u8> {
-    let config = load_config(a.config.clone())?;
     let server = match a.server.clone() {
         Some(s) => s,
         None => Path::new(&a.command[0])
@@ -151,38 +177,18 @@ fn wrap(a: WrapArgs) -> Result<u8> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "server".into()),
     };
-    if server.is_empty() || server.contains("__") {
-        bail!("the server name must be non-empty and must not contain `__`");
-    }
-    let session = a
-        .session
-        .clone()
-        .or_else(|| {
-            std::env::var("AIRLOCK_SESSION")
-                .ok()
-                .filter(|s| !s.is_empty())
-        })
-        .unwrap_or_else(|| format!("mcp-{server}"));
-    let ep = Endpoint::discover(
-        &crate::daemon::data_dir(),
+    let Common {
+        config,
+        session,
+        decider,
+        cwd,
+    } = common(
+        &server,
+        a.config.clone(),
+        a.session.clone(),
         a.url.clone(),
         a.token.clone(),
-        true,
-    );
-    let decider = DaemonDecider {
-        client: match ep {
-            Some(ep) if ep.token.is_some() => Some(Client::new(ep)?),
-            _ => None,
-        },
-    };
-    if decider.client.is_none() {
-        eprintln!(
-            "airlock mcp [{server}]: no airlock daemon (or no agent token) found: every tool call will be denied; start `airlock serve`"
-        );
-    }
-    let cwd = std::env::current_dir()
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned());
+    )?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -230,6 +236,112 @@ fn wrap(a: WrapArgs) -> Result<u8> {
     // The thread reading our stdin may still be blocked in read(); do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(100));
     code
+}
+
+/// The settings both transports share.
+struct Common {
+    config: McpConfig,
+    session: String,
+    decider: DaemonDecider,
+    cwd: Option<String>,
+}
+
+fn common(
+    server: &str,
+    config: Option<PathBuf>,
+    session: Option<String>,
+    url: Option<String>,
+    token: Option<String>,
+) -> Result<Common> {
+    let config = load_config(config)?;
+    if server.is_empty() || server.contains("__") {
+        bail!("the server name must be non-empty and must not contain `__`");
+    }
+    let session = session
+        .or_else(|| {
+            std::env::var("AIRLOCK_SESSION")
+                .ok()
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or_else(|| format!("mcp-{server}"));
+    let ep = Endpoint::discover(&crate::daemon::data_dir(), url, token, true);
+    let decider = DaemonDecider {
+        client: match ep {
+            Some(ep) if ep.token.is_some() => Some(Client::new(ep)?),
+            _ => None,
+        },
+    };
+    if decider.client.is_none() {
+        eprintln!(
+            "airlock mcp [{server}]: no airlock daemon (or no agent token) found: every tool call will be denied; start `airlock serve`"
+        );
+    }
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    Ok(Common {
+        config,
+        session,
+        decider,
+        cwd,
+    })
+}
+
+fn proxy(a: ProxyArgs) -> Result<u8> {
+    let addr: std::net::SocketAddr = a
+        .listen
+        .parse()
+        .with_context(|| format!("--listen {}: expected ADDRESS:PORT", a.listen))?;
+    if !addr.ip().is_loopback() && !a.allow_remote {
+        bail!("{addr} is not a loopback address: pass --allow-remote to listen there");
+    }
+    let c = common(&a.server, a.config, a.session, a.url, a.token)?;
+    crate::daemon::init_tls();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .context("building the HTTP client")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let db = open_db().await?;
+        let gw = Gateway {
+            server: a.server.clone(),
+            config: c.config,
+            db,
+            policy: policy_provider(),
+            decider: c.decider,
+            session: c.session,
+            cwd: c.cwd,
+        };
+        let app = airlock_gateway::mcp::http::router(
+            airlock_gateway::mcp::Core::new(gw),
+            a.upstream.clone(),
+            http,
+        );
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        eprintln!(
+            "airlock mcp proxy [{}]: http://{}/ -> {}",
+            a.server,
+            listener.local_addr()?,
+            a.upstream
+        );
+        axum_serve(listener, app).await?;
+        Ok(0)
+    })
+}
+
+async fn axum_serve(
+    listener: tokio::net::TcpListener,
+    app: airlock_gateway::mcp::http::App,
+) -> Result<()> {
+    airlock_gateway::mcp::http::serve(listener, app)
+        .await
+        .context("serving")
 }
 
 fn policy_provider() -> PolicyProvider {

@@ -69,11 +69,18 @@ fn airlock(data: &Path, config_home: &Path) -> Command {
     c
 }
 
-#[test]
-fn the_python_sdk_client_sees_hidden_denied_asked_and_quarantined_tools() {
-    let Some(python) = venv_python() else {
-        return;
-    };
+struct Setup {
+    _tmp: tempfile::TempDir,
+    _daemon: Daemon,
+    data: PathBuf,
+    home: PathBuf,
+    url: String,
+    approver: String,
+}
+
+/// A daemon over a fresh data directory, the test policy and MCP configuration, and an
+/// approver token.
+fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let home = tmp.path().join("config");
@@ -84,14 +91,13 @@ fn the_python_sdk_client_sees_hidden_denied_asked_and_quarantined_tools() {
         "[mcp]\ncall_timeout_secs = 60\n[mcp.servers.py-demo]\n",
     )
     .unwrap();
-
     let child = airlock(&data, &home)
         .args(["serve", "--listen", "127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let _daemon = Daemon(child);
+    let daemon = Daemon(child);
     let started = Instant::now();
     let url = loop {
         if let Ok(text) = std::fs::read_to_string(data.join("serve.json"))
@@ -117,15 +123,28 @@ fn the_python_sdk_client_sees_hidden_denied_asked_and_quarantined_tools() {
         String::from_utf8_lossy(&out.stderr)
     );
     let approver = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    Setup {
+        _tmp: tmp,
+        _daemon: daemon,
+        data,
+        home,
+        url,
+        approver,
+    }
+}
 
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp/sdk_client.py");
-    let out = Command::new(&python)
+/// Runs one of the SDK client scripts against the setup; it must print `ALL OK`.
+fn run_client(python: &Path, script: &str, s: &Setup) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/mcp")
+        .join(script);
+    let out = Command::new(python)
         .arg(&script)
         .env("AIRLOCK_BIN", assert_cmd::cargo::cargo_bin("airlock"))
-        .env("AIRLOCK_DATA_DIR", &data)
-        .env("XDG_CONFIG_HOME", &home)
-        .env("AIRLOCK_URL", &url)
-        .env("APPROVER_TOKEN", &approver)
+        .env("AIRLOCK_DATA_DIR", &s.data)
+        .env("XDG_CONFIG_HOME", &s.home)
+        .env("AIRLOCK_URL", &s.url)
+        .env("APPROVER_TOKEN", &s.approver)
         .env_remove("AIRLOCK_TOKEN")
         .env_remove("AIRLOCK_POLICY")
         .env_remove("AIRLOCK_DATABASE_URL")
@@ -139,4 +158,20 @@ fn the_python_sdk_client_sees_hidden_denied_asked_and_quarantined_tools() {
         out.status.success() && stdout.contains("ALL OK"),
         "the SDK client failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
+}
+
+#[test]
+fn the_python_sdk_client_sees_hidden_denied_asked_and_quarantined_tools() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    run_client(&python, "sdk_client.py", &setup());
+}
+
+#[test]
+fn the_python_sdk_client_goes_through_the_streamable_http_proxy() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    run_client(&python, "sdk_http_client.py", &setup());
 }
