@@ -9,6 +9,7 @@ mod hook;
 mod hook_shell;
 mod ledger;
 mod mcp_py;
+mod mcp_wrap;
 mod policy;
 mod scan;
 mod serve;
