@@ -13,7 +13,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "grants", include_str!("../migrations/0002_grants.sql")),
     (3, "approvals", include_str!("../migrations/0003_approvals.sql")),
     (4, "auth", include_str!("../migrations/0004_auth.sql")),
-    (6, "mcp_pins", include_str!("../migrations/0006_mcp_pins.sql")),
+    (
+        6,
+        "mcp_pins",
+        include_str!("../migrations/0006_mcp_pins.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.
