@@ -313,7 +313,12 @@ async fn refresh<D: Decider>(s: &Arc<Shared<D>>) {
     let mut cursor: Option<Value> = None;
     for _ in 0..100 {
         let n = s.core.next_seq();
-        let id = json!(format!("airlock-list-{n}"));
+        // Unlikely to be an id the client uses, so its answer is not taken for the client's.
+        let id = json!(format!(
+            "airlock-list-{}-{}-{n}",
+            std::process::id(),
+            nonce()
+        ));
         let (tx, rx) = oneshot::channel();
         lock(&s.pending).insert(key(&id), Pending::Own(tx));
         let mut req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
@@ -340,4 +345,15 @@ async fn refresh<D: Decider>(s: &Arc<Shared<D>>) {
             return;
         }
     }
+}
+
+/// A random value per process (0 if the system has no randomness: the pid and sequence remain).
+fn nonce() -> u64 {
+    use std::sync::OnceLock;
+    static NONCE: OnceLock<u64> = OnceLock::new();
+    *NONCE.get_or_init(|| {
+        let mut b = [0u8; 8];
+        let _ = getrandom::fill(&mut b);
+        u64::from_le_bytes(b)
+    })
 }
