@@ -11,6 +11,7 @@ pub mod auth;
 mod error;
 mod extract;
 mod inbox;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod proxy;

@@ -18,6 +18,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (4, "auth", include_str!("../migrations/0004_auth.sql")),
     (5, "budgets", include_str!("../migrations/0005_budgets.sql")),
+    (
+        6,
+        "mcp_pins",
+        include_str!("../migrations/0006_mcp_pins.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

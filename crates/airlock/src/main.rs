@@ -60,6 +60,8 @@ enum Command {
     Deny(cmd::approvals::DenyArgs),
     /// Answer approvals interactively at the terminal as they arrive.
     Watch(cmd::approvals::WatchArgs),
+    /// The MCP gateway: wrap a stdio MCP server, approve changed tools.
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
         Command::Approve(a) => cmd::approvals::approve(a),
         Command::Deny(a) => cmd::approvals::deny(a),
         Command::Watch(a) => cmd::approvals::watch(a),
+        Command::Mcp(a) => cmd::mcp::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,7 @@ pub mod eval;
 pub mod grant;
 pub mod hook;
 pub mod ledger;
+pub mod mcp;
 pub mod policy;
 pub mod proxy;
 pub mod scan;

@@ -8,6 +8,8 @@ mod grant;
 mod hook;
 mod hook_shell;
 mod ledger;
+mod mcp_py;
+mod mcp_wrap;
 mod policy;
 mod proxy;
 mod scan;

@@ -1,0 +1,174 @@
+//! The part of the gateway that does not depend on the transport: which tools of the server
+//! are usable (from `tools/list` answers: pins, declared server, policy) and the ruling on a
+//! call of a usable tool. The stdio relay and the HTTP proxy both sit on it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use airlock_confirm::PolicyProvider;
+use airlock_core::Action;
+use airlock_store::Db;
+use serde_json::{Value, json};
+
+use super::config::McpConfig;
+use super::gate::{Call, Decider, Ruling};
+use super::tools::{Checker, Hidden, action_name};
+
+/// One gateway in front of one server.
+pub struct Gateway<D: Decider> {
+    /// The server's name (`mcp__<server>__<tool>` in the policy).
+    pub server: String,
+    pub config: McpConfig,
+    pub db: Db,
+    pub policy: PolicyProvider,
+    pub decider: D,
+    pub session: String,
+    pub cwd: Option<String>,
+}
+
+/// A gateway and what it learnt about its server's tools.
+pub struct Core<D: Decider> {
+    pub gw: Gateway<D>,
+    /// Each listed tool: usable (`Ok`) or why not.
+    tools: Mutex<HashMap<String, Result<(), Hidden>>>,
+    seq: AtomicU64,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+pub(crate) fn log(server: &str, what: &str) {
+    eprintln!("airlock mcp [{server}]: {what}");
+}
+
+impl<D: Decider> Core<D> {
+    pub fn new(gw: Gateway<D>) -> Core<D> {
+        Core {
+            gw,
+            tools: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// What the last listing said about `name` (`None`: never listed).
+    pub fn state(&self, name: &str) -> Option<Result<(), Hidden>> {
+        lock(&self.tools).get(name).cloned()
+    }
+
+    /// Removes every tool that is not usable from a `tools/list` answer, remembering why.
+    pub async fn filter_list(&self, mut msg: Value) -> Value {
+        let Some(list) = msg
+            .get_mut("result")
+            .and_then(|r| r.get_mut("tools"))
+            .and_then(Value::as_array_mut)
+        else {
+            return msg;
+        };
+        let tools = std::mem::take(list);
+        let mut kept = Vec::new();
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str).map(str::to_string) else {
+                log(&self.gw.server, "dropped a listed tool without a name");
+                continue;
+            };
+            let verdict = self.check_tool(&name, &tool).await;
+            if let Err(h) = &verdict {
+                log(
+                    &self.gw.server,
+                    &format!("hid the tool `{name}` ({}: {})", h.code, h.message),
+                );
+            } else {
+                kept.push(tool);
+            }
+            lock(&self.tools).insert(name, verdict);
+        }
+        if let Some(list) = msg
+            .get_mut("result")
+            .and_then(|r| r.get_mut("tools"))
+            .and_then(Value::as_array_mut)
+        {
+            *list = kept;
+        }
+        msg
+    }
+
+    async fn check_tool(&self, name: &str, tool: &Value) -> Result<(), Hidden> {
+        let server_cfg = self.gw.config.servers.get(&self.gw.server);
+        let shell = |t: &str| server_cfg.is_some_and(|c| c.shell_tools.contains_key(t));
+        let checker = Checker {
+            server: &self.gw.server,
+            known: server_cfg.is_some(),
+            db: &self.gw.db,
+            policy: &self.gw.policy,
+            cwd: self.gw.cwd.as_deref(),
+            shell_tool: &shell,
+        };
+        checker.check(name, tool, now_ms()).await
+    }
+
+    /// Decides a call of a tool whose state is usable.
+    pub async fn decide(&self, name: &str, arguments: Value) -> Ruling {
+        let server_cfg = self.gw.config.servers.get(&self.gw.server);
+        let action = match server_cfg.and_then(|c| c.shell_tools.get(name)) {
+            Some(arg) => match arguments.get(arg).and_then(Value::as_str) {
+                Some(cmd) => Action::Shell {
+                    command: cmd.to_string(),
+                    cwd: None,
+                },
+                None => {
+                    return Ruling::deny(
+                        "MCP_INVALID_PARAMS",
+                        format!(
+                            "`{name}` runs shell commands; its `{arg}` argument must be a string"
+                        ),
+                    );
+                }
+            },
+            None => Action::Tool {
+                tool: action_name(&self.gw.server, name),
+                arguments,
+            },
+        };
+        let n = self.next_seq();
+        let call = Call {
+            action,
+            session: self.gw.session.clone(),
+            request_id: format!(
+                "mcp:{}:{}:{}:{n}",
+                self.gw.server,
+                self.gw.session,
+                now_ms()
+            ),
+            cwd: self.gw.cwd.clone(),
+            timeout: self.gw.config.call_timeout(),
+        };
+        self.gw.decider.decide(call).await
+    }
+}
+
+/// The error result a denied call is answered with: the model reads why, and can act on it.
+pub fn denied_result(id: &Value, code: &str, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "result": {
+            "content": [{"type": "text", "text": format!("airlock blocked this tool call ({code}): {message}")}],
+            "isError": true,
+            "_meta": {"airlock": {"decision": "deny", "code": code}},
+        },
+    })
+}

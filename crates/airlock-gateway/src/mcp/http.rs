@@ -1,0 +1,331 @@
+//! `airlock mcp proxy`: the gateway over MCP's streamable HTTP transport. The client talks to
+//! this server as if it were the upstream; each POSTed message is checked like on stdio
+//! (bounded, no duplicate keys, JSON-RPC shape), `tools/call` is decided before the upstream
+//! sees it (a denial is answered here with an error result), and the upstream's answer to a
+//! `tools/list` or `tools/call` is filtered or scanned whether it comes as JSON or as an SSE
+//! stream. Everything else (GET streams, DELETE, other messages, the session headers) passes
+//! through unchanged. A call of a tool never listed through the proxy is denied
+//! (`MCP_TOOL_UNLISTED`): the proxy does not list on the client's behalf.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::core::{Core, denied_result, log};
+use super::frame::{self, Message};
+use super::gate::{Decider, Ruling};
+use super::scan;
+
+/// Request and response headers that carry the transport's state.
+const PASSED: [&str; 6] = [
+    "accept",
+    "content-type",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "authorization",
+    "last-event-id",
+];
+
+struct Proxy<D: Decider> {
+    core: Core<D>,
+    upstream: String,
+    http: reqwest::Client,
+}
+
+/// What the proxy must do to the upstream's answer.
+enum Expect {
+    Pass,
+    List(Value),
+    Call(Value),
+}
+
+/// The proxy's routes: every path and method goes to `upstream`.
+pub fn router<D: Decider>(core: Core<D>, upstream: String, http: reqwest::Client) -> Router {
+    let p = Arc::new(Proxy {
+        core,
+        upstream,
+        http,
+    });
+    Router::new().fallback(handle::<D>).with_state(p)
+}
+
+fn json_response(status: StatusCode, v: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response()
+}
+
+async fn handle<D: Decider>(
+    State(p): State<Arc<Proxy<D>>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if method != Method::POST {
+        return forward(&p, method, &headers, body, Expect::Pass).await;
+    }
+    let max = p.core.gw.config.max_message;
+    let msg = match frame::parse(&body, max) {
+        Ok(m) => m,
+        Err(r) => {
+            let status = if r.reason == "MCP_MESSAGE_TOO_LARGE" {
+                StatusCode::PAYLOAD_TOO_LARGE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            return json_response(status, &r.to_response());
+        }
+    };
+    let expect = match &msg {
+        Message::Request { id, method, msg } if method == "tools/call" => {
+            match rule(&p.core, msg).await {
+                Ok(()) => Expect::Call(id.clone()),
+                Err((code, message)) => {
+                    log(
+                        &p.core.gw.server,
+                        &format!("denied a call ({code}: {message})"),
+                    );
+                    return json_response(StatusCode::OK, &denied_result(id, &code, &message));
+                }
+            }
+        }
+        Message::Request { id, method, .. } if method == "tools/list" => Expect::List(id.clone()),
+        _ => Expect::Pass,
+    };
+    forward(&p, method, &headers, body, expect).await
+}
+
+async fn rule<D: Decider>(core: &Core<D>, msg: &Value) -> Result<(), (String, String)> {
+    let params = msg.get("params");
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        return Err((
+            "MCP_INVALID_PARAMS".into(),
+            "tools/call needs params.name (a string)".into(),
+        ));
+    };
+    let arguments = match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => {
+            return Err((
+                "MCP_INVALID_PARAMS".into(),
+                "tools/call params.arguments must be an object".into(),
+            ));
+        }
+    };
+    match core.state(name) {
+        None => Err((
+            "MCP_TOOL_UNLISTED".into(),
+            format!("the tool `{name}` was not listed through airlock: list the tools first"),
+        )),
+        Some(Err(h)) => Err((h.code, h.message)),
+        Some(Ok(())) => match core.decide(name, arguments).await {
+            Ruling::Allow => Ok(()),
+            Ruling::Deny { code, message } => Err((code, message)),
+        },
+    }
+}
+
+async fn forward<D: Decider>(
+    p: &Proxy<D>,
+    method: Method,
+    headers: &HeaderMap,
+    body: Bytes,
+    expect: Expect,
+) -> Response {
+    let mut req = p.http.request(method, &p.upstream);
+    for name in PASSED {
+        for v in headers.get_all(name) {
+            req = req.header(name, v.as_bytes());
+        }
+    }
+    let resp = match req.body(body).send().await {
+        Ok(r) => r,
+        Err(e) => {
+            let id = match &expect {
+                Expect::List(id) | Expect::Call(id) => id.clone(),
+                Expect::Pass => Value::Null,
+            };
+            let v = frame::error_response(
+                &id,
+                -32603,
+                &format!("the upstream MCP server cannot be reached: {e}"),
+                "MCP_UPSTREAM_UNAVAILABLE",
+            );
+            return json_response(StatusCode::BAD_GATEWAY, &v);
+        }
+    };
+    let status = StatusCode::from_u16(resp.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut out_headers = HeaderMap::new();
+    for name in [
+        "content-type",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "cache-control",
+    ] {
+        for v in resp.headers().get_all(name) {
+            if let Ok(v) = HeaderValue::from_bytes(v.as_bytes()) {
+                out_headers.append(name, v);
+            }
+        }
+    }
+    let content_type = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(expect, Expect::Pass) {
+        let stream = resp
+            .bytes_stream()
+            .map(|r| r.map_err(std::io::Error::other));
+        return (status, out_headers, Body::from_stream(stream)).into_response();
+    }
+    let bytes = match read_bounded(resp, 16 * p.core.gw.config.max_message).await {
+        Ok(b) => b,
+        Err(why) => {
+            let id = match &expect {
+                Expect::List(id) | Expect::Call(id) => id.clone(),
+                Expect::Pass => Value::Null,
+            };
+            let v = frame::error_response(&id, -32603, &why, "MCP_UPSTREAM_INVALID");
+            return json_response(StatusCode::BAD_GATEWAY, &v);
+        }
+    };
+    let body = if content_type.starts_with("text/event-stream") {
+        let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
+        sse_transform(p, &expect, &text).await.into_bytes()
+    } else if content_type.starts_with("application/json") {
+        match frame::parse(&bytes, 16 * p.core.gw.config.max_message) {
+            Ok(Message::Response { msg, .. }) => {
+                transform(p, &expect, msg).await.to_string().into_bytes()
+            }
+            _ => {
+                let v = frame::error_response(
+                    &Value::Null,
+                    -32603,
+                    "the upstream MCP server answered with a malformed message",
+                    "MCP_UPSTREAM_INVALID",
+                );
+                return json_response(StatusCode::BAD_GATEWAY, &v);
+            }
+        }
+    } else {
+        bytes
+    };
+    (status, out_headers, body).into_response()
+}
+
+async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("reading the upstream's answer: {e}"))?;
+        if out.len() + chunk.len() > max {
+            return Err(format!("the upstream's answer is larger than {max} bytes"));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// The upstream's answer to the request the proxy is watching, filtered or scanned.
+async fn transform<D: Decider>(p: &Proxy<D>, expect: &Expect, msg: Value) -> Value {
+    match expect {
+        Expect::List(id) if msg.get("id") == Some(id) => p.core.filter_list(msg).await,
+        Expect::Call(id) if msg.get("id") == Some(id) => {
+            let server = p.core.gw.server.clone();
+            match scan::result(&p.core.gw.config, &server, msg.clone()) {
+                Some(changed) => changed,
+                None => msg,
+            }
+        }
+        _ => msg,
+    }
+}
+
+/// Rewrites the `data` of the SSE event carrying the watched answer; other events are kept.
+async fn sse_transform<D: Decider>(p: &Proxy<D>, expect: &Expect, text: &str) -> String {
+    let mut out = String::new();
+    for event in text.split("\n\n") {
+        if event.trim().is_empty() {
+            continue;
+        }
+        let mut data = Vec::new();
+        let mut other = Vec::new();
+        for line in event.lines() {
+            match line.strip_prefix("data:") {
+                Some(d) => data.push(d.strip_prefix(' ').unwrap_or(d)),
+                None => other.push(line),
+            }
+        }
+        let joined = data.join("\n");
+        let max = 16 * p.core.gw.config.max_message;
+        let rewritten = match frame::parse(joined.as_bytes(), max) {
+            Ok(Message::Response { msg, .. }) => Some(transform(p, expect, msg).await),
+            Ok(_) => None,
+            Err(r) => {
+                log(
+                    &p.core.gw.server,
+                    &format!(
+                        "dropped a malformed SSE event from the upstream ({})",
+                        r.reason
+                    ),
+                );
+                continue;
+            }
+        };
+        for line in &other {
+            out.push_str(line);
+            out.push('\n');
+        }
+        match rewritten {
+            Some(v) => {
+                out.push_str("data: ");
+                out.push_str(&v.to_string());
+                out.push('\n');
+            }
+            None => {
+                for d in &data {
+                    out.push_str("data: ");
+                    out.push_str(d);
+                    out.push('\n');
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The proxy's application, as [`router`] builds it.
+pub type App = Router;
+
+/// Serves `app` on `listener` until Ctrl-C or SIGTERM.
+pub async fn serve(listener: tokio::net::TcpListener, app: App) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let term = async {
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = term => {}
+            }
+        })
+        .await
+}

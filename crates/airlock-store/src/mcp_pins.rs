@@ -1,0 +1,144 @@
+//! Rows of the MCP gateway's tool pins: per (server, tool) the hash of the definition first seen
+//! and whether the tool is usable. The gateway computes the hashes; the store only keeps them and
+//! makes the transitions atomic: first sight pins (one `INSERT … ON CONFLICT DO NOTHING`), a
+//! different hash quarantines, and only a person's approval moves the pin to the new hash.
+
+use sqlx::Row;
+
+use crate::StoreError;
+use crate::db::{Db, on_pool};
+
+/// One tool's pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinRow {
+    pub server: String,
+    pub tool: String,
+    /// The approved definition's hash (lowercase hex SHA-256).
+    pub sha256: String,
+    /// `approved` or `quarantined`.
+    pub status: String,
+    /// The hash the server presented that is not approved yet.
+    pub pending_sha256: Option<String>,
+    pub first_seen_ms: i64,
+    pub updated_ms: i64,
+}
+
+/// What a presented definition is, measured against the pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinCheck {
+    /// Seen for the first time: pinned now and usable.
+    Pinned,
+    /// The approved definition.
+    Approved,
+    /// Changed since it was pinned (or still waiting for a person): not usable.
+    Quarantined { approved: String, presented: String },
+}
+
+const COLUMNS: &str = "server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms";
+
+fn pin_of<R: Row>(r: &R) -> Result<PinRow, sqlx::Error>
+where
+    usize: sqlx::ColumnIndex<R>,
+    for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> i64: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
+    Ok(PinRow {
+        server: r.try_get(0)?,
+        tool: r.try_get(1)?,
+        sha256: r.try_get(2)?,
+        status: r.try_get(3)?,
+        pending_sha256: r.try_get(4)?,
+        first_seen_ms: r.try_get(5)?,
+        updated_ms: r.try_get(6)?,
+    })
+}
+
+impl Db {
+    /// Checks `sha256` against the pin of (server, tool), pinning it at first sight and
+    /// quarantining the tool when it differs. A quarantined tool stays quarantined even if the
+    /// server goes back to the approved definition: a flip-flop is itself suspicious.
+    pub async fn mcp_pin_check(
+        &self,
+        server: &str,
+        tool: &str,
+        sha256: &str,
+        now: i64,
+    ) -> Result<PinCheck, StoreError> {
+        const INSERT: &str = "INSERT INTO mcp_pins (server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms) \
+                              VALUES ($1, $2, $3, 'approved', NULL, $4, $4) ON CONFLICT (server, tool) DO NOTHING";
+        const QUARANTINE: &str = "UPDATE mcp_pins SET status = 'quarantined', pending_sha256 = $3, updated_ms = $4 \
+                                  WHERE server = $1 AND tool = $2";
+        let inserted = on_pool!(self, p => {
+            sqlx::query(INSERT).bind(server).bind(tool).bind(sha256).bind(now)
+                .execute(p).await?.rows_affected() == 1
+        });
+        if inserted {
+            return Ok(PinCheck::Pinned);
+        }
+        let Some(row) = self.mcp_pin_get(server, tool).await? else {
+            return Err(StoreError::Config(format!(
+                "the pin of {server}/{tool} vanished while it was checked"
+            )));
+        };
+        if row.status == "approved" && row.sha256 == sha256 {
+            return Ok(PinCheck::Approved);
+        }
+        if row.pending_sha256.as_deref() != Some(sha256) || row.status != "quarantined" {
+            on_pool!(self, p => {
+                sqlx::query(QUARANTINE).bind(server).bind(tool).bind(sha256).bind(now)
+                    .execute(p).await?;
+            });
+        }
+        Ok(PinCheck::Quarantined {
+            approved: row.sha256,
+            presented: sha256.to_string(),
+        })
+    }
+
+    /// A person approves the definition a quarantined tool now presents; `false` when there is
+    /// nothing waiting (unknown tool, or not quarantined).
+    pub async fn mcp_pin_approve(
+        &self,
+        server: &str,
+        tool: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        const Q: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, updated_ms = $3 \
+                         WHERE server = $1 AND tool = $2 AND status = 'quarantined' AND pending_sha256 IS NOT NULL";
+        on_pool!(self, p => {
+            let n = sqlx::query(Q).bind(server).bind(tool).bind(now).execute(p).await?.rows_affected();
+            Ok(n == 1)
+        })
+    }
+
+    pub async fn mcp_pin_get(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<PinRow>, StoreError> {
+        let q = format!("SELECT {COLUMNS} FROM mcp_pins WHERE server = $1 AND tool = $2");
+        on_pool!(self, p => {
+            let row = sqlx::query(sqlx::AssertSqlSafe(q)).bind(server).bind(tool).fetch_optional(p).await?;
+            Ok(row.as_ref().map(pin_of).transpose()?)
+        })
+    }
+
+    /// Every pin (of one server when given), by server and tool.
+    pub async fn mcp_pin_list(&self, server: Option<&str>) -> Result<Vec<PinRow>, StoreError> {
+        // Two texts rather than `$1 IS NULL`: PostgreSQL cannot type a parameter used only so.
+        let q = match server {
+            Some(_) => {
+                format!("SELECT {COLUMNS} FROM mcp_pins WHERE server = $1 ORDER BY server, tool")
+            }
+            None => format!("SELECT {COLUMNS} FROM mcp_pins ORDER BY server, tool"),
+        };
+        on_pool!(self, p => {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(q));
+            if let Some(s) = server {
+                query = query.bind(s);
+            }
+            let rows = query.fetch_all(p).await?;
+            Ok(rows.iter().map(pin_of).collect::<Result<_, _>>()?)
+        })
+    }
+}

@@ -1,0 +1,416 @@
+//! `airlock mcp`: the MCP gateway's commands. `wrap` is what an MCP client launches instead of
+//! a server: it starts the real server as its child and relays JSON-RPC between them through
+//! `airlock_gateway::mcp::relay`, so tools are hidden, pinned and decided on the way.
+//! `approve-tool` lets a person accept a changed tool definition; `pins` lists them.
+//!
+//! Calls are decided by the running daemon (`airlock serve`, found like the hooks find it), not
+//! by a broker inside each wrap: an MCP client starts one wrap per server, and one daemon
+//! keeps one inbox, one set of approvers and their channels, one sweeper and one decision per
+//! call. No daemon means every gated call is denied (`DAEMON_UNAVAILABLE`): fail-safe.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use airlock_confirm::PolicyProvider;
+use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, gate};
+use airlock_policy::Policy;
+use airlock_store::Db;
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::daemon::{Client, Endpoint};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Run an MCP server (stdio) behind airlock: `airlock mcp wrap --server NAME -- CMD ARGS…`.
+    Wrap(WrapArgs),
+    /// Put airlock in front of an MCP server over streamable HTTP.
+    Proxy(ProxyArgs),
+    /// Accept the changed definition of a quarantined tool.
+    ApproveTool { server: String, tool: String },
+    /// List the pinned tool definitions.
+    Pins {
+        #[arg(long)]
+        server: Option<String>,
+    },
+}
+
+#[derive(clap::Args)]
+struct WrapArgs {
+    /// The server's name in the configuration and the policy (`mcp__NAME__TOOL`); default: the
+    /// command's file name.
+    #[arg(long)]
+    server: Option<String>,
+    /// The TOML file with the `[mcp]` table (default: $AIRLOCK_MCP_CONFIG, else
+    /// ~/.config/airlock/mcp.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The session the decisions belong to (default: $AIRLOCK_SESSION, else mcp-NAME).
+    #[arg(long)]
+    session: Option<String>,
+    /// The daemon's URL (default: $AIRLOCK_URL, else the data directory's serve.json).
+    #[arg(long)]
+    url: Option<String>,
+    /// The agent token (default: $AIRLOCK_TOKEN, else the data directory's agent.token).
+    #[arg(long)]
+    token: Option<String>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true, num_args = 1..)]
+    command: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct ProxyArgs {
+    /// The upstream MCP endpoint (for example http://127.0.0.1:8000/mcp).
+    #[arg(long)]
+    upstream: String,
+    /// ADDRESS:PORT to listen on (loopback unless --allow-remote).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7374")]
+    listen: String,
+    /// Allow listening on an address that is not loopback.
+    #[arg(long)]
+    allow_remote: bool,
+    /// The server's name in the configuration and the policy (`mcp__NAME__TOOL`).
+    #[arg(long)]
+    server: String,
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long)]
+    url: Option<String>,
+    #[arg(long)]
+    token: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    match args.command {
+        Sub::Wrap(a) => wrap(a),
+        Sub::Proxy(a) => proxy(a),
+        Sub::ApproveTool { server, tool } => block_on(approve_tool(server, tool)),
+        Sub::Pins { server } => block_on(pins(server)),
+    }
+}
+
+fn block_on<F: std::future::Future<Output = Result<u8>>>(f: F) -> Result<u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(f)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+async fn open_db() -> Result<Db> {
+    let opts = crate::record::store_options();
+    Db::open(&opts)
+        .await
+        .with_context(|| format!("opening the store in {}", opts.data_dir.display()))
+}
+
+async fn approve_tool(server: String, tool: String) -> Result<u8> {
+    let db = open_db().await?;
+    if db.mcp_pin_approve(&server, &tool, now_ms()).await? {
+        println!("approved the new definition of {tool} ({server}); it is usable again");
+        Ok(0)
+    } else {
+        eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
+        Ok(1)
+    }
+}
+
+async fn pins(server: Option<String>) -> Result<u8> {
+    let db = open_db().await?;
+    for p in db.mcp_pin_list(server.as_deref()).await? {
+        let pending = p.pending_sha256.as_deref().unwrap_or("-");
+        println!(
+            "{}\t{}\t{}\t{}\tpresented {}",
+            p.server, p.tool, p.status, p.sha256, pending
+        );
+    }
+    Ok(0)
+}
+
+/// The configuration file to read, if any.
+fn config_path(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    if explicit.is_some() {
+        return explicit;
+    }
+    if let Some(p) = std::env::var_os("AIRLOCK_MCP_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("airlock/mcp.toml")).filter(|p| p.exists())
+}
+
+fn load_config(path: Option<PathBuf>) -> Result<McpConfig> {
+    match config_path(path) {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            McpConfig::from_toml(&text).with_context(|| format!("in {}", p.display()))
+        }
+        None => Ok(McpConfig::default()),
+    }
+}
+
+fn wrap(a: WrapArgs) -> Result<u8> {
+    let server = match a.server.clone() {
+        Some(s) => s,
+        None => Path::new(&a.command[0])
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "server".into()),
+    };
+    let Common {
+        config,
+        session,
+        decider,
+        cwd,
+    } = common(
+        &server,
+        a.config.clone(),
+        a.session.clone(),
+        a.url.clone(),
+        a.token.clone(),
+    )?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let code = rt.block_on(async move {
+        let db = open_db().await?;
+        let mut child = tokio::process::Command::new(&a.command[0])
+            .args(&a.command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting the MCP server `{}`", a.command[0]))?;
+        let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+            bail!("the MCP server's pipes are missing");
+        };
+        let gw = Gateway {
+            server,
+            config,
+            db,
+            policy: policy_provider(),
+            decider,
+            session,
+            cwd,
+        };
+        airlock_gateway::mcp::relay(
+            gw,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            server_in,
+            server_out,
+        )
+        .await
+        .context("relaying")?;
+        let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+            Ok(s) => s?,
+            Err(_) => {
+                child.start_kill()?;
+                child.wait().await?
+            }
+        };
+        Ok::<u8, anyhow::Error>(status.code().map(|c| c.clamp(0, 255) as u8).unwrap_or(1))
+    });
+    // The thread reading our stdin may still be blocked in read(); do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    code
+}
+
+/// The settings both transports share.
+struct Common {
+    config: McpConfig,
+    session: String,
+    decider: DaemonDecider,
+    cwd: Option<String>,
+}
+
+fn common(
+    server: &str,
+    config: Option<PathBuf>,
+    session: Option<String>,
+    url: Option<String>,
+    token: Option<String>,
+) -> Result<Common> {
+    let config = load_config(config)?;
+    if server.is_empty() || server.contains("__") {
+        bail!("the server name must be non-empty and must not contain `__`");
+    }
+    let session = session
+        .or_else(|| {
+            std::env::var("AIRLOCK_SESSION")
+                .ok()
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or_else(|| format!("mcp-{server}"));
+    let ep = Endpoint::discover(&crate::daemon::data_dir(), url, token, true);
+    let decider = DaemonDecider {
+        client: match ep {
+            Some(ep) if ep.token.is_some() => Some(Client::new(ep)?),
+            _ => None,
+        },
+    };
+    if decider.client.is_none() {
+        eprintln!(
+            "airlock mcp [{server}]: no airlock daemon (or no agent token) found: every tool call will be denied; start `airlock serve`"
+        );
+    }
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    Ok(Common {
+        config,
+        session,
+        decider,
+        cwd,
+    })
+}
+
+fn proxy(a: ProxyArgs) -> Result<u8> {
+    let addr: std::net::SocketAddr = a
+        .listen
+        .parse()
+        .with_context(|| format!("--listen {}: expected ADDRESS:PORT", a.listen))?;
+    if !addr.ip().is_loopback() && !a.allow_remote {
+        bail!("{addr} is not a loopback address: pass --allow-remote to listen there");
+    }
+    let c = common(&a.server, a.config, a.session, a.url, a.token)?;
+    crate::daemon::init_tls();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .context("building the HTTP client")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let db = open_db().await?;
+        let gw = Gateway {
+            server: a.server.clone(),
+            config: c.config,
+            db,
+            policy: policy_provider(),
+            decider: c.decider,
+            session: c.session,
+            cwd: c.cwd,
+        };
+        let app = airlock_gateway::mcp::http::router(
+            airlock_gateway::mcp::Core::new(gw),
+            a.upstream.clone(),
+            http,
+        );
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening on {addr}"))?;
+        eprintln!(
+            "airlock mcp proxy [{}]: http://{}/ -> {}",
+            a.server,
+            listener.local_addr()?,
+            a.upstream
+        );
+        axum_serve(listener, app).await?;
+        Ok(0)
+    })
+}
+
+async fn axum_serve(
+    listener: tokio::net::TcpListener,
+    app: airlock_gateway::mcp::http::App,
+) -> Result<()> {
+    airlock_gateway::mcp::http::serve(listener, app)
+        .await
+        .context("serving")
+}
+
+fn policy_provider() -> PolicyProvider {
+    Arc::new(|cwd: Option<&Path>| Policy::load(&crate::cmd::policy::sources_at(cwd)).map(Arc::new))
+}
+
+/// Decides through a running daemon's REST API, as the agent whose token it holds.
+struct DaemonDecider {
+    client: Option<Client>,
+}
+
+impl Decider for DaemonDecider {
+    async fn decide(&self, call: Call) -> Ruling {
+        let Some(client) = &self.client else {
+            return Ruling::deny(
+                "DAEMON_UNAVAILABLE",
+                "airlock's daemon is not running, so no tool call can be decided and this one is denied; ask the user to start `airlock serve`",
+            );
+        };
+        match ask(client, &call).await {
+            Ok(Some(out)) => ruling_of(&out),
+            Ok(None) => gate::timed_out(call.timeout),
+            Err(e) => Ruling::deny(
+                "DAEMON_UNAVAILABLE",
+                format!("airlock's daemon could not decide this call, so it is denied: {e:#}"),
+            ),
+        }
+    }
+}
+
+/// Submits and long-polls; `None` when the call's time ran out first.
+async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
+    let started = Instant::now();
+    let mut body = serde_json::to_value(&call.action)?;
+    body["session"] = json!(call.session);
+    body["request_id"] = json!(call.request_id);
+    if let Some(cwd) = &call.cwd
+        && body["kind"] == "shell"
+    {
+        body["cwd"] = json!(cwd);
+    }
+    let mut out = client
+        .post("/v1/actions", &body, Duration::from_secs(15))
+        .await?;
+    while out["status"] == "pending" {
+        let left = call.timeout.saturating_sub(started.elapsed());
+        if left < Duration::from_secs(1) {
+            return Ok(None);
+        }
+        let wait = left.min(Duration::from_secs(30)).as_secs();
+        let id = out["id"].as_str().unwrap_or_default().to_string();
+        let path = format!("/v1/actions/{id}/wait?timeout={wait}");
+        out = client.get(&path, Duration::from_secs(wait + 10)).await?;
+    }
+    Ok(Some(out))
+}
+
+fn ruling_of(out: &Value) -> Ruling {
+    if out["status"] == "allowed" {
+        return Ruling::Allow;
+    }
+    let code = out["reasons"]
+        .as_array()
+        .and_then(|r| r.first())
+        .and_then(|r| r["code"].as_str())
+        .unwrap_or("DENIED");
+    let message = out["message"]
+        .as_str()
+        .filter(|m| !m.is_empty())
+        .unwrap_or("denied by airlock");
+    Ruling::deny(code, message)
+}

@@ -1,0 +1,89 @@
+//! `airlock mcp wrap` as a process, without a daemon: the wrap starts a real stdio MCP server
+//! (Python standard library, the gateway's test server), relays its answers, refuses bad
+//! messages with JSON-RPC errors, denies every call it cannot have decided
+//! (`DAEMON_UNAVAILABLE`), and exits with the server when its input closes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+#[test]
+fn without_a_daemon_calls_are_denied_and_bad_messages_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("config");
+    std::fs::create_dir_all(home.join("airlock")).unwrap();
+    std::fs::write(
+        home.join("airlock/policy.toml"),
+        "[[tools]]\nname = \"mcp__demo__echo\"\nside_effects = \"read\"\ntier = 0\n",
+    )
+    .unwrap();
+    std::fs::write(home.join("airlock/mcp.toml"), "[mcp]\n[mcp.servers.demo]\n").unwrap();
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../airlock-gateway/tests/mcp/stdio_server.py");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("airlock"))
+        .args(["mcp", "wrap", "--server", "demo", "--", "python3"])
+        .arg(&server)
+        .env("AIRLOCK_DATA_DIR", tmp.path().join("data"))
+        .env("XDG_CONFIG_HOME", &home)
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN")
+        .env_remove("AIRLOCK_POLICY")
+        .env_remove("AIRLOCK_DATABASE_URL")
+        .env_remove("AIRLOCK_MCP_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: String| -> Value {
+        input.write_all(line.as_bytes()).unwrap();
+        input.write_all(b"\n").unwrap();
+        input.flush().unwrap();
+        let mut answer = String::new();
+        output.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    assert_eq!(
+        ask(init.to_string())["result"]["serverInfo"]["name"],
+        "stdio-test"
+    );
+    let list = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string());
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo"], "{list}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}});
+    let a = ask(call.to_string());
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert_eq!(
+        a["result"]["_meta"]["airlock"]["code"],
+        "DAEMON_UNAVAILABLE"
+    );
+    let a = ask("{oops".to_string());
+    assert_eq!(
+        (a["error"]["code"].as_i64(), a["id"].clone()),
+        (Some(-32700), Value::Null)
+    );
+    drop(input);
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the wrap did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
