@@ -26,4 +26,4 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
   "$VENV/bin/pip" install -q "mcp==$MCP_VERSION"
 fi
 
-AIRLOCK_REQUIRE_PY=1 cargo test -p airlock --test cli mcp_py -- --nocapture
+AIRLOCK_REQUIRE_PY=1 cargo test --locked -p airlock --test cli mcp_py -- --nocapture
