@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use airlock_confirm::{ApprovalStatus, BrokerConfig, ConfirmError, Event, Status, deliberate_code};
 use airlock_store::Transition;
+use airlock_testkit::PgDb;
 
 use common::*;
 

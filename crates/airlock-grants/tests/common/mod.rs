@@ -5,74 +5,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use airlock_grants::{GrantBook, GrantConfig};
 use airlock_store::{Db, StoreOptions};
-
-pub const DEFAULT_PG: &str = "postgres://postgres@127.0.0.1:5432/test";
-
-/// A fresh schema on the test server, dropped when this guard goes.
-pub struct PgSchema {
-    pub url: String,
-    base: String,
-    name: String,
-}
-
-impl PgSchema {
-    /// `None` when PostgreSQL is unreachable and neither `CI` nor `AIRLOCK_TEST_DATABASE_URL`
-    /// is set; a panic when it is required but unreachable.
-    pub async fn create() -> Option<PgSchema> {
-        let explicit = std::env::var("AIRLOCK_TEST_DATABASE_URL").ok();
-        let required = explicit.is_some() || std::env::var_os("CI").is_some();
-        let base = explicit.unwrap_or_else(|| DEFAULT_PG.to_string());
-        let pool = match sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .connect(&base)
-            .await
-        {
-            Ok(p) => p,
-            Err(e) if !required => {
-                eprintln!("skipping PostgreSQL test: {base} unreachable ({e})");
-                return None;
-            }
-            Err(e) => panic!("PostgreSQL at {base} is required: {e}"),
-        };
-        let name = format!("g_{}", &airlock_grants::new_id().unwrap()[3..19]);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
-        Some(PgSchema { url, base, name })
-    }
-}
-
-impl Drop for PgSchema {
-    fn drop(&mut self) {
-        let base = self.base.clone();
-        let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                if let Ok(p) = sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(1)
-                    .connect(&base)
-                    .await
-                {
-                    let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                        "DROP SCHEMA IF EXISTS {name} CASCADE"
-                    )))
-                    .execute(&p)
-                    .await;
-                    p.close().await;
-                }
-            });
-        })
-        .join();
-    }
-}
+pub use airlock_testkit::PgSchema;
 
 /// A settable clock starting at a fixed time.
 #[derive(Clone)]
