@@ -81,7 +81,8 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-/// A thin JSON client for the REST API.
+/// A thin JSON client for the REST API (cheap to clone: the connection pool is shared).
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     ep: Endpoint,
@@ -99,10 +100,6 @@ impl Client {
 
     pub fn url(&self) -> &str {
         &self.ep.url
-    }
-
-    pub fn token(&self) -> Option<&str> {
-        self.ep.token.as_deref()
     }
 
     pub async fn get(&self, path: &str, timeout: Duration) -> Result<Value> {

@@ -101,10 +101,7 @@ async fn measure(args: &Args, nodes: &[Node], database: Option<&str>) -> Result<
         let approval = out["approval"].as_str().unwrap_or(&id).to_string();
         let waiter = {
             let path = format!("/v1/actions/{id}/wait?timeout=30");
-            let a = Client::new(Endpoint {
-                url: nodes[0].url.clone(),
-                token: a_token(&a),
-            })?;
+            let a = a.clone();
             tokio::spawn(async move {
                 let r = a.get(&path, Duration::from_secs(40)).await;
                 (Instant::now(), r)
@@ -151,10 +148,6 @@ async fn measure(args: &Args, nodes: &[Node], database: Option<&str>) -> Result<
         println!("{}", stats.row(label));
     }
     Ok(0)
-}
-
-fn a_token(c: &Client) -> Option<String> {
-    c.token().map(str::to_string)
 }
 
 /// One `airlock serve` process, killed when dropped.
