@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use airlock_confirm::PolicyProvider;
 use airlock_core::Action;
@@ -15,6 +14,7 @@ use serde_json::{Value, json};
 use super::config::McpConfig;
 use super::gate::{Call, Decider, Ruling};
 use super::tools::{Checker, Hidden, action_name};
+pub(crate) use airlock_grants::system_now_ms as now_ms;
 
 /// One gateway in front of one server.
 pub struct Gateway<D: Decider> {
@@ -38,13 +38,6 @@ pub struct Core<D: Decider> {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 pub(crate) fn log(server: &str, what: &str) {

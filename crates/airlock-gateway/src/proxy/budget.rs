@@ -9,17 +9,11 @@ use serde_json::Value;
 
 use super::Proxy;
 use crate::error::ApiError;
+use airlock_grants::system_now_ms as now_ms;
 
 /// The period a request was admitted in (its start, unix ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admitted(pub i64);
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
 
 impl Proxy {
     /// Counts the request against `agent`'s budget; `None` when no budget is configured.

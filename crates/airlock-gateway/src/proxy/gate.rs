@@ -11,6 +11,7 @@ use futures_util::future::join_all;
 
 use super::Proxy;
 use super::record;
+use airlock_grants::system_now_ms as now_ms;
 
 /// One tool call as the model sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,11 +149,4 @@ fn broker_error(e: ConfirmError) -> Verdict {
         code: "INTERNAL_ERROR".into(),
         reason: "airlock could not decide this call, so it is denied.".into(),
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }

@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use crate::daemon::{ApiError, Client, person_endpoint};
+use airlock_grants::system_now_ms as now_ms;
 
 #[derive(clap::Args, Clone)]
 pub struct Conn {
@@ -343,13 +344,6 @@ fn remaining(ap: &Value, now: i64) -> i64 {
     ap["deadline_ms"]
         .as_i64()
         .map(|d| ((d - now).max(0) + 999) / 1000)
-        .unwrap_or(0)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
 

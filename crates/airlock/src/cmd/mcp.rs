@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use airlock_confirm::PolicyProvider;
 use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, gate};
@@ -21,6 +21,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::daemon::{Client, Endpoint};
+use airlock_grants::system_now_ms as now_ms;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -105,13 +106,6 @@ fn block_on<F: std::future::Future<Output = Result<u8>>>(f: F) -> Result<u8> {
         .enable_all()
         .build()?
         .block_on(f)
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 async fn open_db() -> Result<Db> {
