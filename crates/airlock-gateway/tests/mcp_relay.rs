@@ -259,6 +259,74 @@ async fn list_hides_denied_tools_and_calls_are_decided_before_the_server_sees_th
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_are_scanned_like_tool_results() {
+    let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = wrap(Setup {
+        server: &s,
+        config: CONFIG,
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    // Clean answers pass unchanged.
+    let a = c
+        .request("resources/read", json!({"uri": "file:///notes.md"}))
+        .await;
+    assert_eq!(
+        a["result"]["contents"][0]["text"], "Release notes: two bugs fixed.",
+        "{a}"
+    );
+    assert_eq!(a["result"]["contents"].as_array().unwrap().len(), 1);
+    let a = c.request("prompts/get", json!({"name": "summary"})).await;
+    assert_eq!(a["result"]["messages"].as_array().unwrap().len(), 1, "{a}");
+    // Injected ones are annotated: the warning comes first, the content is kept.
+    let a = c
+        .request("resources/read", json!({"uri": "file:///poisoned.md"}))
+        .await;
+    let items = a["result"]["contents"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{a}");
+    assert_eq!(items[0]["uri"], "airlock:warning");
+    assert!(
+        items[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_RESULT_INJECTION")
+    );
+    let a = c.request("prompts/get", json!({"name": "poisoned"})).await;
+    let msgs = a["result"]["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "{a}");
+    assert!(
+        msgs[0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_RESULT_INJECTION")
+    );
+    c.close().await;
+
+    // Configured to block, they become JSON-RPC errors that never carry the text.
+    let mut c = wrap(Setup {
+        server: &s,
+        config: "[mcp]\ninjection = \"block\"\n[mcp.servers.demo]\n",
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls2.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    for (method, params) in [
+        ("resources/read", json!({"uri": "file:///poisoned.md"})),
+        ("prompts/get", json!({"name": "poisoned"})),
+    ] {
+        let a = c.request(method, params).await;
+        assert_eq!(a["error"]["data"]["reason"], "MCP_RESULT_INJECTION", "{a}");
+        assert!(a.get("result").is_none());
+        assert!(!a.to_string().contains("id_rsa"));
+    }
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_waits_for_the_approver_and_a_denial_is_an_error_result() {
     let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
     let dir = tempfile::tempdir().unwrap();

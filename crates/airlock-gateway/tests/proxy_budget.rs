@@ -1,6 +1,6 @@
 //! Budgets per agent token through the proxy: requests per period (exactly the limit admitted
 //! under concurrency), tokens from whole and streamed answers' usage, agents counted apart,
-//! and over budget is a 429 `BUDGET_EXCEEDED` that never reaches the upstream.
+//! and over budget is a 429 `BUDGET_EXCEEDED` that never reaches the upstream and is a receipt.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -77,6 +77,18 @@ async fn requests_per_period_exactly_under_concurrency() {
     }
     assert_eq!(ok, 5);
     assert_eq!(h.upstream.seen.count(), 5);
+    // Each refusal is a decision, recorded before it was answered.
+    let refusals: Vec<Value> = h
+        .receipts()
+        .await
+        .into_iter()
+        .filter(|r| r["tool"] == "airlock.proxy.request")
+        .collect();
+    assert_eq!(refusals.len(), 11);
+    for r in &refusals {
+        assert_eq!(r["decision"], "deny");
+        assert_eq!(r["reasons"][0]["code"], "BUDGET_EXCEEDED");
+    }
     // Another agent has its own budget.
     let other = Auth::new(h.broker.ledger().db().clone())
         .create("agent-2", Role::Agent)

@@ -1,14 +1,15 @@
 //! Inbound text through the proxy: an injection in a tool-role message is annotated (or
 //! redacted) before the upstream sees it, a jailbreak in a user message blocks the request, a
 //! person in crisis is routed to the trusted model with the guidance first (whole and streamed
-//! answers), messages from before the model's last turn are not scanned again, and every flagged
-//! verdict is a receipt.
+//! answers), messages from before the model's last turn are not scanned again, and every
+//! verdict is a receipt (clean ones included, by their hash).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod proxy_support;
 
 use airlock_gateway::proxy::TextAction;
+use airlock_ledger::canonical::{hash_value, sha256_hex};
 use proxy_support::{Harness, client, start};
 use serde_json::{Value, json};
 
@@ -68,6 +69,20 @@ async fn injected_tool_output_is_annotated_and_recorded() {
     assert_eq!(status, 200);
     assert_eq!(upstream_messages(&h)[2]["content"], "Weather: sunny, 21 C.");
     assert_eq!(h.receipts().await.len(), 1);
+    // Its clean verdict is a receipt too: the text's hash, never the text.
+    let clean = h.clean_receipts(1).await;
+    assert_eq!(clean.len(), 1);
+    let expected = json!({
+        "scanned": [{
+            "role": "tool",
+            "text_sha256": sha256_hex(b"Weather: sunny, 21 C."),
+            "verdict": "CLEAN",
+        }],
+        "handling": "forward",
+    });
+    assert_eq!(clean[0]["args_sha256"], hash_value(&expected).unwrap());
+    assert!(clean[0]["principal"].as_str().unwrap().contains("agent-1"));
+    assert!(!clean[0].to_string().contains("sunny"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,9 @@ pub async fn metrics(State(st): State<AppState>) -> Response {
     let mut out = String::new();
     st.metrics.render(&mut out);
     out.push_str(&st.broker.metrics().to_prometheus());
+    if let Some(p) = &st.proxy {
+        out.push_str(&p.to_prometheus());
+    }
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         out,

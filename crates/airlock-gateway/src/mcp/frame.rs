@@ -11,6 +11,8 @@ pub const DEFAULT_MAX_MESSAGE: usize = 1024 * 1024;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC "internal error": also what a blocked resource or prompt is answered with.
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// A well-formed message, parsed.
 #[derive(Debug, Clone, PartialEq)]

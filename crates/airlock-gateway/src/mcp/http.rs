@@ -42,7 +42,8 @@ struct Proxy<D: Decider> {
 enum Expect {
     Pass,
     List(Value),
-    Call(Value),
+    /// A `tools/call`, `resources/read` or `prompts/get` whose answer is scanned.
+    Scan(Value, scan::Kind),
 }
 
 /// The proxy's routes: every path and method goes to `upstream`.
@@ -88,7 +89,7 @@ async fn handle<D: Decider>(
     let expect = match &msg {
         Message::Request { id, method, msg } if method == "tools/call" => {
             match rule(&p.core, msg).await {
-                Ok(()) => Expect::Call(id.clone()),
+                Ok(()) => Expect::Scan(id.clone(), scan::Kind::Call),
                 Err((code, message)) => {
                     log(
                         &p.core.gw.server,
@@ -99,6 +100,10 @@ async fn handle<D: Decider>(
             }
         }
         Message::Request { id, method, .. } if method == "tools/list" => Expect::List(id.clone()),
+        Message::Request { id, method, .. } => match scan::Kind::of_method(method) {
+            Some(kind) => Expect::Scan(id.clone(), kind),
+            None => Expect::Pass,
+        },
         _ => Expect::Pass,
     };
     forward(&p, method, &headers, body, expect).await
@@ -152,7 +157,7 @@ async fn forward<D: Decider>(
         Ok(r) => r,
         Err(e) => {
             let id = match &expect {
-                Expect::List(id) | Expect::Call(id) => id.clone(),
+                Expect::List(id) | Expect::Scan(id, _) => id.clone(),
                 Expect::Pass => Value::Null,
             };
             let v = frame::error_response(
@@ -194,7 +199,7 @@ async fn forward<D: Decider>(
         Ok(b) => b,
         Err(why) => {
             let id = match &expect {
-                Expect::List(id) | Expect::Call(id) => id.clone(),
+                Expect::List(id) | Expect::Scan(id, _) => id.clone(),
                 Expect::Pass => Value::Null,
             };
             let v = frame::error_response(&id, -32603, &why, "MCP_UPSTREAM_INVALID");
@@ -242,9 +247,9 @@ async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, St
 async fn transform<D: Decider>(p: &Proxy<D>, expect: &Expect, msg: Value) -> Value {
     match expect {
         Expect::List(id) if msg.get("id") == Some(id) => p.core.filter_list(msg).await,
-        Expect::Call(id) if msg.get("id") == Some(id) => {
+        Expect::Scan(id, kind) if msg.get("id") == Some(id) => {
             let server = p.core.gw.server.clone();
-            match scan::result(&p.core.gw.config, &server, msg.clone()) {
+            match scan::result(&p.core.gw.config, &server, *kind, msg.clone()) {
                 Some(changed) => changed,
                 None => msg,
             }

@@ -31,7 +31,8 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// A request from the client the gateway waits to see answered.
 enum Pending {
     List,
-    Call,
+    /// A `tools/call`, `resources/read` or `prompts/get` whose answer is scanned.
+    Scan(scan::Kind),
     /// The gateway's own `tools/list`, sent when a call names a tool it has not seen listed.
     Own(oneshot::Sender<Value>),
 }
@@ -142,6 +143,8 @@ async fn pump_client<D: Decider>(s: Arc<Shared<D>>, input: impl AsyncRead + Unpi
             Message::Request { id, method, .. } => {
                 if method == "tools/list" {
                     lock(&s.pending).insert(key(&id), Pending::List);
+                } else if let Some(kind) = scan::Kind::of_method(&method) {
+                    lock(&s.pending).insert(key(&id), Pending::Scan(kind));
                 }
                 let _ = s.send_server(line);
             }
@@ -222,14 +225,16 @@ async fn pump_server<D: Decider>(
                 let out = s.core.filter_list(msg).await;
                 let _ = s.to_client.send(encode(&out));
             }
-            Some(Pending::Call) => match scan::result(&s.core.gw.config, &server, msg) {
-                Some(changed) => {
-                    let _ = s.to_client.send(encode(&changed));
+            Some(Pending::Scan(kind)) => {
+                match scan::result(&s.core.gw.config, &server, kind, msg) {
+                    Some(changed) => {
+                        let _ = s.to_client.send(encode(&changed));
+                    }
+                    None => {
+                        let _ = s.to_client.send(line);
+                    }
                 }
-                None => {
-                    let _ = s.to_client.send(line);
-                }
-            },
+            }
         }
     }
 }
@@ -267,7 +272,7 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
     let ruling = rule(&s, &name, arguments).await;
     match ruling {
         Ruling::Allow => {
-            lock(&s.pending).insert(key(&id), Pending::Call);
+            lock(&s.pending).insert(key(&id), Pending::Scan(scan::Kind::Call));
             let _ = s.send_server(line);
         }
         Ruling::Deny { code, message } => {

@@ -1,13 +1,13 @@
 //! Budgets per agent token: before a request goes upstream it is counted in the store's
 //! atomic check-and-charge (admitted only while requests, tokens and cost of the period are all
 //! under their limits); the answer's `usage` adds its tokens and cost afterwards. Over budget is
-//! a 429 with the stable code `BUDGET_EXCEEDED`.
+//! a 429 with the stable code `BUDGET_EXCEEDED`, and a receipt.
 
 use airlock_store::BudgetLimits;
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use super::Proxy;
+use super::{Proxy, record};
 use crate::error::ApiError;
 use airlock_grants::system_now_ms as now_ms;
 
@@ -17,7 +17,7 @@ pub struct Admitted(pub i64);
 
 impl Proxy {
     /// Counts the request against `agent`'s budget; `None` when no budget is configured.
-    pub async fn admit(&self, agent: &str) -> Result<Option<Admitted>, ApiError> {
+    pub async fn admit(&self, agent: &str, session: &str) -> Result<Option<Admitted>, ApiError> {
         let Some(b) = &self.config.budget else {
             return Ok(None);
         };
@@ -40,20 +40,25 @@ impl Proxy {
                     .await
                     .map_err(ApiError::internal)?;
                 let resets = (start.saturating_add(period) - now).max(0) / 1000;
+                let message = format!(
+                    "the budget of agent {agent} for this period is spent (requests {}/{}, tokens {}/{}, cost {}/{}); it resets in {resets} s",
+                    used.requests,
+                    limit(b.requests),
+                    used.tokens,
+                    limit(b.tokens),
+                    money(used.cost_micros),
+                    b.cost_micros.map_or("unlimited".into(), |c| money(
+                        i64::try_from(c).unwrap_or(i64::MAX)
+                    )),
+                );
+                // The refusal is a decision like any other: recorded before it is answered.
+                record::budget_refusal(&self.broker, agent, session, start, &message)
+                    .await
+                    .map_err(ApiError::internal)?;
                 Err(ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
                     "BUDGET_EXCEEDED",
-                    format!(
-                        "the budget of agent {agent} for this period is spent (requests {}/{}, tokens {}/{}, cost {}/{}); it resets in {resets} s",
-                        used.requests,
-                        limit(b.requests),
-                        used.tokens,
-                        limit(b.tokens),
-                        money(used.cost_micros),
-                        b.cost_micros.map_or("unlimited".into(), |c| money(
-                            i64::try_from(c).unwrap_or(i64::MAX)
-                        )),
-                    ),
+                    message,
                 ))
             }
             // Fail-safe: a budget that cannot be checked admits nothing.

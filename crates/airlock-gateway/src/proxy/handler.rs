@@ -76,7 +76,7 @@ pub async fn chat_completions(
             "the body must be a JSON object",
         ));
     }
-    let admitted = proxy.admit(&who.agent).await?;
+    let admitted = proxy.admit(&who.agent, &who.session).await?;
     let screened = proxy.screen(&who, &mut doc).await?;
     let raw = if screened.changed {
         Bytes::from(serde_json::to_vec(&doc).map_err(ApiError::internal)?)

@@ -4,8 +4,10 @@
 //! configuration passes, annotates (wraps the text in a warning the model sees), redacts the
 //! flagged spans, or blocks the request. A person in crisis is never blocked or delayed: the
 //! request goes to the trusted model with the crisis guidance first, and the answer starts with
-//! it. Every flagged verdict is a receipt.
+//! it. Every verdict is a receipt: a flagged one before the request goes on, the clean ones of
+//! a request together, in the background.
 
+use airlock_ledger::canonical::sha256_hex;
 use airlock_shield::{CrisisAdvice, Direction, ScanResult, Verdict};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -113,6 +115,7 @@ impl Proxy {
         })
         .await
         .map_err(ApiError::internal)?;
+        self.note_clean(who, &ps, &results);
         let mut crisis: Option<CrisisAdvice> = None;
         // A person in crisis is never turned away: a block becomes a warning.
         let in_crisis = results.iter().any(|r| r.verdict.is_crisis());
@@ -196,6 +199,31 @@ impl Proxy {
         .await
         .map(|_| ())
         .map_err(ApiError::internal)
+    }
+
+    /// The clean verdicts of a request, in one receipt appended in the background: a clean
+    /// verdict changes nothing in the request, so it does not wait for the disk (flagged
+    /// verdicts do, above). A failed append is logged and counted in `/metrics`
+    /// (`airlock_proxy_receipts_failed_total`).
+    fn note_clean(&self, who: &Who, ps: &[Piece], results: &[ScanResult]) {
+        let texts: Vec<(&'static str, String)> = ps
+            .iter()
+            .zip(results)
+            .filter(|(_, r)| r.verdict.is_clean())
+            .map(|(p, _)| (p.role, sha256_hex(p.text.as_bytes())))
+            .collect();
+        if texts.is_empty() {
+            return;
+        }
+        let broker = self.broker.clone();
+        let failed = self.receipts_failed.clone();
+        let (agent, session) = (who.agent.clone(), who.session.clone());
+        tokio::spawn(async move {
+            if let Err(e) = record::clean(&broker, &agent, &session, &texts).await {
+                failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::error!(error = %e, agent, "recording clean inbound verdicts");
+            }
+        });
     }
 
     /// The trusted model answers, told to put the support first.

@@ -39,6 +39,8 @@ pub struct Proxy {
     pub config: ProxyConfig,
     pub(crate) broker: Broker,
     pub(crate) http: reqwest::Client,
+    /// Background receipt appends that failed (clean inbound verdicts), for `/metrics`.
+    pub(crate) receipts_failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Proxy {
@@ -56,7 +58,17 @@ impl Proxy {
             config,
             broker,
             http,
+            receipts_failed: Default::default(),
         })
+    }
+
+    /// Prometheus lines for the proxy's own counters.
+    pub fn to_prometheus(&self) -> String {
+        format!(
+            "# HELP airlock_proxy_receipts_failed_total Background receipt appends of the proxy that failed.\n# TYPE airlock_proxy_receipts_failed_total counter\nairlock_proxy_receipts_failed_total {}\n",
+            self.receipts_failed
+                .load(std::sync::atomic::Ordering::Relaxed)
+        )
     }
 }
 

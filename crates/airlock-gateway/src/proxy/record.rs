@@ -1,7 +1,8 @@
 //! Receipts the proxy writes itself, for what never reaches `Broker::submit`: a tool call
-//! refused before the policy saw it (malformed arguments) and each verdict of the inbound text
-//! scanner. Both go through airlock-confirm's receipt builder into the broker's ledger, so they
-//! sit in the same signed chain as every decision on an action.
+//! refused before the policy saw it (malformed arguments), each verdict of the inbound text
+//! scanner (a flagged message alone, the clean ones of a request together) and a request
+//! refused for its budget. All go through airlock-confirm's receipt builder into the broker's
+//! ledger, so they sit in the same signed chain as every decision on an action.
 
 use airlock_confirm::{Broker, RecordContext};
 use airlock_core::{Action, Assessment, Decision, Finding, ReasonCode, Severity, Tier};
@@ -119,4 +120,55 @@ pub async fn verdict(
         &format!("scan:{handling}"),
     )
     .await
+}
+
+/// The inbound texts of one request that the scanner found clean, in one receipt: for each,
+/// its role, its SHA-256 and the verdict `CLEAN` (never the text).
+pub async fn clean(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    texts: &[(&str, String)],
+) -> Result<String, String> {
+    let scanned: Vec<_> = texts
+        .iter()
+        .map(|(role, sha)| json!({"role": role, "text_sha256": sha, "verdict": "CLEAN"}))
+        .collect();
+    let action = Action::Tool {
+        tool: "airlock.proxy.inbound_text".to_string(),
+        arguments: json!({ "scanned": scanned, "handling": "forward" }),
+    };
+    record(
+        broker,
+        agent,
+        session,
+        &action,
+        &Assessment::allow(),
+        "scan:clean",
+    )
+    .await
+}
+
+/// A request refused because the agent's budget for the period is spent.
+pub async fn budget_refusal(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    period_start_ms: i64,
+    message: &str,
+) -> Result<String, String> {
+    let action = Action::Tool {
+        tool: "airlock.proxy.request".to_string(),
+        arguments: json!({ "budget_period_start_ms": period_start_ms }),
+    };
+    let f = Finding::new(
+        "proxy.budget_exceeded",
+        ReasonCode::BudgetExceeded,
+        Decision::Deny,
+        Tier::Low,
+        Severity::Low,
+        message.to_string(),
+    );
+    let a = Assessment::from_findings(vec![f], Decision::Deny);
+    record(broker, agent, session, &action, &a, "budget").await
 }

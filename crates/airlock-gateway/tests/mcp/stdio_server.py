@@ -1,6 +1,7 @@
 """A small MCP server over stdio, standard library only, for the relay tests.
 
-It speaks line-delimited JSON-RPC 2.0: initialize, tools/list, tools/call, ping. The
+It speaks line-delimited JSON-RPC 2.0: initialize, tools/list, tools/call, resources/read,
+prompts/get, ping (a resource or prompt whose name holds "poisoned" carries an injection). The
 description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION so a test can change it between
 runs (tool poisoning). `raw` sends a line as given (to test malformed server output), and
 every call is logged to MCP_TEST_LOG so a test can see what reached the server.
@@ -66,7 +67,7 @@ for line in sys.stdin:
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}}, "serverInfo": {"name": "stdio-test", "version": "1"}}})
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}}, "serverInfo": {"name": "stdio-test", "version": "1"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS, "x-extra": {"kept": True}}})
     elif method == "tools/call":
@@ -77,6 +78,16 @@ for line in sys.stdin:
             sys.stdout.flush()
         else:
             send({"jsonrpc": "2.0", "id": mid, "result": call(p.get("name"), p.get("arguments") or {})})
+    elif method == "resources/read":
+        uri = msg.get("params", {}).get("uri", "")
+        body = ("Release notes. " + INJECTION) if "poisoned" in uri else "Release notes: two bugs fixed."
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "contents": [{"uri": uri, "mimeType": "text/markdown", "text": body}]}})
+    elif method == "prompts/get":
+        name = msg.get("params", {}).get("name", "")
+        body = ("Summarise this page. " + INJECTION) if "poisoned" in name else "Summarise the release notes."
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "description": name, "messages": [{"role": "user", "content": {"type": "text", "text": body}}]}})
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": mid, "result": {}})
     else:

@@ -314,8 +314,8 @@ impl Harness {
         format!("{}{path}", self.url)
     }
 
-    /// Receipts recorded so far, decoded.
-    pub async fn receipts(&self) -> Vec<Value> {
+    /// Every receipt recorded so far, decoded.
+    pub async fn all_receipts(&self) -> Vec<Value> {
         let rows = self
             .broker
             .ledger()
@@ -326,6 +326,31 @@ impl Harness {
         rows.iter()
             .map(|r| serde_json::from_str(&r.body).unwrap())
             .collect()
+    }
+
+    /// Decision receipts recorded so far: all but the clean inbound-scan receipts, which the
+    /// proxy appends in the background (see `clean_receipts`).
+    pub async fn receipts(&self) -> Vec<Value> {
+        let mut rs = self.all_receipts().await;
+        rs.retain(|r| !is_clean_scan(r));
+        rs
+    }
+
+    /// Waits (up to 10 s) until `n` clean inbound-scan receipts are recorded; returns them.
+    pub async fn clean_receipts(&self, n: usize) -> Vec<Value> {
+        for _ in 0..200 {
+            let rs: Vec<Value> = self
+                .all_receipts()
+                .await
+                .into_iter()
+                .filter(is_clean_scan)
+                .collect();
+            if rs.len() >= n {
+                return rs;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("fewer than {n} clean inbound-scan receipts after 10 s");
     }
 
     /// Waits for a pending approval and answers it as the approver over REST.
@@ -380,4 +405,11 @@ pub fn request(spec: Value, stream: bool) -> Value {
         "x_client_field": {"kept": true},
         "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
     })
+}
+
+/// A receipt of the proxy's inbound scanner for clean texts (no reasons, decision allow).
+pub fn is_clean_scan(r: &Value) -> bool {
+    r["tool"] == "airlock.proxy.inbound_text"
+        && r["decision"] == "allow"
+        && r["reasons"].as_array().is_none_or(|a| a.is_empty())
 }
