@@ -304,6 +304,25 @@ async fn resources_and_prompts_are_scanned_like_tool_results() {
             .contains("MCP_RESULT_INJECTION")
     );
     c.close().await;
+    // Each verdict is a receipt, by the text's hash: two clean, two flagged and annotated.
+    let rows = s.broker.ledger().db().receipts(0, 1000).await.unwrap();
+    let scans: Vec<Value> = rows
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(&r.body).unwrap())
+        .filter(|r| r["tool"] == "airlock.scan")
+        .collect();
+    assert_eq!(scans.len(), 4, "{scans:?}");
+    let flagged: Vec<&Value> = scans
+        .iter()
+        .filter(|r| r["reasons"][0]["code"] == "TEXT_INJECTION")
+        .collect();
+    assert_eq!(flagged.len(), 2);
+    assert!(
+        scans
+            .iter()
+            .all(|r| r["decision"] == "allow" && r["session"] == "mcp-session")
+    );
+    assert!(!rows.iter().any(|r| r.body.contains("id_rsa")));
 
     // Configured to block, they become JSON-RPC errors that never carry the text.
     let mut c = wrap(Setup {
@@ -324,6 +343,18 @@ async fn resources_and_prompts_are_scanned_like_tool_results() {
         assert!(!a.to_string().contains("id_rsa"));
     }
     c.close().await;
+    let blocked = s
+        .broker
+        .ledger()
+        .db()
+        .receipts(0, 1000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(&r.body).unwrap())
+        .filter(|r| r["tool"] == "airlock.scan" && r["decision"] == "deny")
+        .count();
+    assert_eq!(blocked, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,13 @@
 //! `POST /v1/scan`: airlock-shield's verdict on a text flowing into an agent (a person's
-//! message or a tool's output). Any role may scan.
+//! message or a tool's output). Any role may scan. With `record`, the daemon also appends the
+//! verdict it found (never one the caller claims) as a receipt, by the text's hash, and returns
+//! its id: the MCP gateway records what it scanned this way.
 
 use airlock_shield::{Direction, ScanResult};
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -18,17 +21,76 @@ pub struct ScanRequest {
     /// `user` (a person's message) or `tool` (tool output, documents); default `tool`.
     #[serde(default)]
     pub direction: Option<Direction>,
+    /// Record the verdict as a receipt in this session.
+    #[serde(default)]
+    pub record: Option<RecordSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    pub session: String,
+    /// Where the text came from (for example `mcp:github:tools/call`).
+    pub source: String,
+    /// What the caller does with a flagged text: `pass`, `annotate` or `block` (default `pass`).
+    #[serde(default)]
+    pub handling: Option<String>,
+}
+
+fn printable(what: &str, v: &str, max: usize) -> Result<(), ApiError> {
+    if v.is_empty() || v.len() > max || v.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(
+            "INVALID_REQUEST",
+            format!("record.{what} must be 1 to {max} printable characters"),
+        ));
+    }
+    Ok(())
 }
 
 pub async fn scan(
-    State(_st): State<AppState>,
-    _caller: Caller,
+    State(st): State<AppState>,
+    caller: Caller,
     ApiJson(req): ApiJson<ScanRequest>,
-) -> Result<Json<ScanResult>, ApiError> {
+) -> Result<Json<Value>, ApiError> {
     let dir = req.direction.unwrap_or(Direction::Tool);
+    let handling = match &req.record {
+        None => None,
+        Some(r) => {
+            printable("session", &r.session, 128)?;
+            printable("source", &r.source, 200)?;
+            let h = r.handling.as_deref().unwrap_or("pass");
+            if !matches!(h, "pass" | "annotate" | "block") {
+                return Err(ApiError::bad_request(
+                    "INVALID_REQUEST",
+                    "record.handling must be pass, annotate or block",
+                ));
+            }
+            Some(h.to_string())
+        }
+    };
+    let text = req.text;
     // Scanning is CPU work of up to a few milliseconds per KiB: keep it off the I/O threads.
-    let result = tokio::task::spawn_blocking(move || airlock_shield::scan(&req.text, dir))
+    let (result, text): (ScanResult, String) = tokio::task::spawn_blocking(move || {
+        let r = airlock_shield::scan(&text, dir);
+        (r, text)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let mut out = serde_json::to_value(&result).map_err(ApiError::internal)?;
+    if let (Some(spec), Some(handling)) = (&req.record, handling) {
+        let id = crate::proxy::record::scanned(
+            &st.broker,
+            &caller.name,
+            &spec.session,
+            &spec.source,
+            dir,
+            &text,
+            result.verdict,
+            &handling,
+        )
         .await
         .map_err(ApiError::internal)?;
-    Ok(Json(result))
+        out["receipt"] = Value::String(id);
+    }
+    Ok(Json(out))
 }

@@ -2,6 +2,8 @@
 //! itself. [`BrokerDecider`] calls an in-process approval broker (`Broker::submit`, then
 //! `Broker::wait` until the answer or the deadline); the `airlock` binary has one that asks a
 //! running daemon over its REST API. Whatever goes wrong becomes a denial with a stable code.
+//! The same decider scans (and records) what the server answers, so the verdicts sit in the
+//! ledger beside the decisions.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use airlock_confirm::{Broker, Status, Submission};
 use airlock_core::Action;
 use airlock_policy::Channel;
+use airlock_shield::{Direction, Verdict};
 
 /// The answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +46,30 @@ pub struct Call {
     pub timeout: Duration,
 }
 
-/// Decides tool calls.
+/// One text an MCP server handed the model, to scan and record.
+#[derive(Debug, Clone)]
+pub struct ScanCall {
+    pub text: String,
+    pub session: String,
+    /// `mcp:<server>:<method>`.
+    pub source: String,
+    /// What the gateway does with a flagged text: `annotate` or `block`.
+    pub handling: &'static str,
+}
+
+/// The scanner's verdict on a [`ScanCall`], recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scanned {
+    pub verdict: Verdict,
+    pub categories: Vec<String>,
+    pub score: f32,
+}
+
+/// Decides tool calls, and scans and records what servers answer.
 pub trait Decider: Send + Sync + 'static {
     fn decide(&self, call: Call) -> impl Future<Output = Ruling> + Send;
+    /// The verdict on a server's text, once it is a receipt; an error when either failed.
+    fn scan(&self, call: ScanCall) -> impl Future<Output = Result<Scanned, String>> + Send;
 }
 
 /// Decides through an approval broker in this process.
@@ -101,6 +125,42 @@ impl Decider for BrokerDecider {
                 }
             }
         }
+    }
+
+    async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
+        self.scan_and_record(call).await
+    }
+}
+
+impl BrokerDecider {
+    async fn scan_and_record(&self, call: ScanCall) -> Result<Scanned, String> {
+        let ScanCall {
+            text,
+            session,
+            source,
+            handling,
+        } = call;
+        let (r, text) = tokio::task::spawn_blocking(move || {
+            (airlock_shield::scan(&text, Direction::Tool), text)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        crate::proxy::record::scanned(
+            &self.broker,
+            &self.agent,
+            &session,
+            &source,
+            Direction::Tool,
+            &text,
+            r.verdict,
+            handling,
+        )
+        .await?;
+        Ok(Scanned {
+            verdict: r.verdict,
+            categories: r.categories,
+            score: r.score,
+        })
     }
 }
 

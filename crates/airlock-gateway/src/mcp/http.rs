@@ -248,8 +248,7 @@ async fn transform<D: Decider>(p: &Proxy<D>, expect: &Expect, msg: Value) -> Val
     match expect {
         Expect::List(id) if msg.get("id") == Some(id) => p.core.filter_list(msg).await,
         Expect::Scan(id, kind) if msg.get("id") == Some(id) => {
-            let server = p.core.gw.server.clone();
-            match scan::result(&p.core.gw.config, &server, *kind, msg.clone()) {
+            match scan::result(&p.core, *kind, msg.clone()).await {
                 Some(changed) => changed,
                 None => msg,
             }

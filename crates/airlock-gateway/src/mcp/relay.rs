@@ -225,16 +225,14 @@ async fn pump_server<D: Decider>(
                 let out = s.core.filter_list(msg).await;
                 let _ = s.to_client.send(encode(&out));
             }
-            Some(Pending::Scan(kind)) => {
-                match scan::result(&s.core.gw.config, &server, kind, msg) {
-                    Some(changed) => {
-                        let _ = s.to_client.send(encode(&changed));
-                    }
-                    None => {
-                        let _ = s.to_client.send(line);
-                    }
+            Some(Pending::Scan(kind)) => match scan::result(&s.core, kind, msg).await {
+                Some(changed) => {
+                    let _ = s.to_client.send(encode(&changed));
                 }
-            }
+                None => {
+                    let _ = s.to_client.send(line);
+                }
+            },
         }
     }
 }

@@ -172,3 +172,63 @@ pub async fn budget_refusal(
     let a = Assessment::from_findings(vec![f], Decision::Deny);
     record(broker, agent, session, &action, &a, "budget").await
 }
+
+/// A verdict of the text scanner on text from `source` (an MCP server's answer, or whatever a
+/// client of `POST /v1/scan` names), recorded by the text's SHA-256: decision `deny` when a
+/// flagged text is blocked, `allow` otherwise; a flagged verdict carries its reason code.
+#[allow(clippy::too_many_arguments)]
+pub async fn scanned(
+    broker: &Broker,
+    agent: &str,
+    session: &str,
+    source: &str,
+    direction: airlock_shield::Direction,
+    text: &str,
+    verdict: airlock_shield::Verdict,
+    handling: &str,
+) -> Result<String, String> {
+    let clean = verdict.is_clean();
+    let handling = if clean { "forward" } else { handling };
+    let decision = if !clean && handling == "block" {
+        Decision::Deny
+    } else {
+        Decision::Allow
+    };
+    let action = Action::Tool {
+        tool: "airlock.scan".to_string(),
+        arguments: json!({
+            "source": source,
+            "direction": direction,
+            "text_sha256": sha256_hex(text.as_bytes()),
+            "verdict": verdict.as_str(),
+            "handling": handling,
+        }),
+    };
+    let a = if clean {
+        Assessment::allow()
+    } else {
+        let code = match verdict {
+            airlock_shield::Verdict::JailbreakDetected => ReasonCode::TextJailbreak,
+            airlock_shield::Verdict::InjectionDetected => ReasonCode::TextInjection,
+            _ => ReasonCode::TextCrisis,
+        };
+        let f = Finding::new(
+            format!("scan.{}", verdict.as_str().to_ascii_lowercase()),
+            code,
+            decision,
+            Tier::Medium,
+            Severity::Medium,
+            format!("text from {source}: {} ({handling})", verdict.as_str()),
+        );
+        Assessment::from_findings(vec![f], decision)
+    };
+    record(
+        broker,
+        agent,
+        session,
+        &action,
+        &a,
+        &format!("scan:{handling}"),
+    )
+    .await
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use airlock_confirm::PolicyProvider;
-use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, gate};
+use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
 use anyhow::{Context, Result, bail};
@@ -364,6 +364,36 @@ impl Decider for DaemonDecider {
             ),
         }
     }
+
+    async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
+        let Some(client) = &self.client else {
+            return Err("airlock's daemon is not running".into());
+        };
+        scan_remote(client, &call)
+            .await
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// Asks the daemon to scan a server's text and record its verdict (`POST /v1/scan` with
+/// `record`): the verdict is the daemon's own, and it is a receipt before the text goes on.
+async fn scan_remote(client: &Client, call: &ScanCall) -> Result<Scanned> {
+    let body = json!({
+        "text": call.text,
+        "direction": "tool",
+        "record": {"session": call.session, "source": call.source, "handling": call.handling},
+    });
+    let out = client
+        .post("/v1/scan", &body, Duration::from_secs(30))
+        .await?;
+    if out["receipt"].as_str().is_none_or(str::is_empty) {
+        anyhow::bail!("the daemon scanned but did not record the verdict");
+    }
+    Ok(Scanned {
+        verdict: serde_json::from_value(out["verdict"].clone()).context("the daemon's verdict")?,
+        categories: serde_json::from_value(out["categories"].clone()).unwrap_or_default(),
+        score: out["score"].as_f64().unwrap_or(1.0) as f32,
+    })
 }
 
 /// Submits and long-polls; `None` when the call's time ran out first.
