@@ -4,7 +4,9 @@
 //! and a real gateway with the proxy over a real broker (SQLite in a temporary directory, the
 //! built-in policy, inbound scanning on). It then times the same request sent to the upstream
 //! directly and through the proxy: the median added latency (sequential requests, interleaved),
-//! and the throughput of concurrent clients each way.
+//! and the throughput of concurrent clients each way. For scale it also measures a bare
+//! forwarder on the same stack (axum in, reqwest out, no checks): what any proxy costs on this
+//! machine before it does anything, since both hops share the same cores as the upstream.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,6 +76,7 @@ async fn measure(args: Args) -> Result<u8> {
     .await?;
     let dir = tempfile_dir()?;
     let (proxy_url, agent, broker) = start_proxy(&dir, &upstream, !args.no_scan).await?;
+    let forwarder_url = start_forwarder(&upstream).await?;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(args.concurrency * 2)
         .build()
@@ -95,25 +98,35 @@ async fn measure(args: Args) -> Result<u8> {
         url: format!("{proxy_url}/v1/chat/completions"),
         token: agent,
     };
-    // Warm both paths (connections, the scanner's first build, the policy).
+    let bare = Target {
+        url: format!("{forwarder_url}/v1/chat/completions"),
+        token: "sk-forwarder".into(),
+    };
+    // Warm the paths (connections, the scanner's first build, the policy).
     for _ in 0..50 {
         one(&client, &direct, &body).await?;
+        one(&client, &bare, &body).await?;
         one(&client, &via, &body).await?;
     }
     let mut d = Vec::with_capacity(args.count);
+    let mut f = Vec::with_capacity(args.count);
     let mut p = Vec::with_capacity(args.count);
     for _ in 0..args.count {
         d.push(one(&client, &direct, &body).await?);
+        f.push(one(&client, &bare, &body).await?);
         p.push(one(&client, &via, &body).await?);
     }
     let ds = Stats::of(&mut d);
+    let fs = Stats::of(&mut f);
     let ps = Stats::of(&mut p);
     let secs = Duration::from_secs_f64(args.seconds);
     let d_rps = throughput(&client, &direct, &body, args.concurrency, secs).await?;
+    let f_rps = throughput(&client, &bare, &body, args.concurrency, secs).await?;
     let p_rps = throughput(&client, &via, &body, args.concurrency, secs).await?;
     broker.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     let added_us = (median_ms(&p) - median_ms(&d)) * 1000.0;
+    let forwarder_added_us = (median_ms(&f) - median_ms(&d)) * 1000.0;
     let ratio = p_rps / d_rps;
     if args.json {
         println!(
@@ -124,10 +137,14 @@ async fn measure(args: Args) -> Result<u8> {
                 "scan": !args.no_scan,
                 "direct_ms": ds.to_json(),
                 "proxy_ms": ps.to_json(),
+                "forwarder_ms": fs.to_json(),
                 "added_median_us": added_us,
+                "forwarder_added_median_us": forwarder_added_us,
                 "direct_rps": d_rps,
+                "forwarder_rps": f_rps,
                 "proxy_rps": p_rps,
                 "throughput_ratio": ratio,
+                "throughput_ratio_to_forwarder": p_rps / f_rps,
                 "concurrency": args.concurrency,
                 "upstream_ms": args.upstream_ms,
             })
@@ -149,13 +166,18 @@ async fn measure(args: Args) -> Result<u8> {
             "", "min", "p50", "p90", "p99", "max", "mean"
         );
         println!("{}", ds.row("upstream directly"));
+        println!("{}", fs.row("bare forwarder"));
         println!("{}", ps.row("through the proxy"));
-        println!("median added latency: {added_us:.0} µs (goal ≤ 300 µs)");
         println!(
-            "throughput, {} concurrent clients for {:.1} s: direct {d_rps:.0} req/s, proxy {p_rps:.0} req/s, ratio {:.0}% (goal ≥ 70%)",
+            "median added latency: {added_us:.0} µs (goal ≤ 300 µs); a bare forwarder adds {forwarder_added_us:.0} µs"
+        );
+        println!(
+            "throughput, {} concurrent clients for {:.1} s: direct {d_rps:.0} req/s, bare forwarder {f_rps:.0} req/s ({:.0}%), proxy {p_rps:.0} req/s, ratio {:.0}% (goal ≥ 70%), {:.0}% of the bare forwarder",
             args.concurrency,
             args.seconds,
-            ratio * 100.0
+            f_rps / d_rps * 100.0,
+            ratio * 100.0,
+            p_rps / f_rps * 100.0
         );
     }
     Ok(0)
@@ -267,6 +289,56 @@ async fn start_proxy(
         let _ = airlock_gateway::serve_with(listener, state, std::future::pending::<()>()).await;
     });
     Ok((format!("http://{addr}"), agent, broker))
+}
+
+/// A forwarder with nothing in it: the same HTTP stack as the proxy (axum serving, a pooled
+/// reqwest client sending), no authentication, parsing, scanning or recording. Returns its URL.
+async fn start_forwarder(upstream: &str) -> Result<String> {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+
+    #[derive(Clone)]
+    struct Fwd {
+        http: reqwest::Client,
+        url: Arc<str>,
+    }
+    async fn forward(State(f): State<Fwd>, body: Bytes) -> axum::response::Response {
+        let sent = f
+            .http
+            .post(&*f.url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            Ok(r) => {
+                let status =
+                    StatusCode::from_u16(r.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+                match r.bytes().await {
+                    Ok(b) => (status, [("content-type", "application/json")], b).into_response(),
+                    Err(_) => StatusCode::BAD_GATEWAY.into_response(),
+                }
+            }
+            Err(_) => StatusCode::BAD_GATEWAY.into_response(),
+        }
+    }
+    let state = Fwd {
+        http: reqwest::Client::builder()
+            .build()
+            .context("building the forwarder's client")?,
+        url: format!("{upstream}/chat/completions").into(),
+    };
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(forward))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(format!("http://{addr}"))
 }
 
 /// Starts the canned upstream; returns its base URL (`http://127.0.0.1:PORT/v1`).
