@@ -459,10 +459,46 @@ async fn a_changed_description_quarantines_until_a_person_approves_it() {
     assert_eq!(denied_code(&a), "MCP_TOOL_UNLISTED");
     c.close().await;
 
-    let db = Db::open(&StoreOptions::new(s.data_dir().unwrap()))
-        .await
-        .unwrap();
-    assert!(db.mcp_pin_approve("demo", "echo", 1).await.unwrap());
+    // A person reads what changed and re-approves it over REST (the inbox and the terminal use
+    // the same store transition); agents may not.
+    let http = common::client();
+    let (st, pins) = common::get(&http, &s.u("/v1/mcp/pins?server=demo"), &s.approver).await;
+    assert_eq!(st, 200, "{pins}");
+    let echo = pins
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["tool"] == "echo")
+        .unwrap()
+        .clone();
+    assert_eq!(echo["status"], "quarantined", "{echo}");
+    assert_eq!(echo["pending_definition"]["description"], poisoned);
+    let pending = echo["pending_sha256"].as_str().unwrap().to_string();
+    let url = s.u("/v1/mcp/pins/demo/echo/approve");
+    let (st, _) = common::get(&http, &s.u("/v1/mcp/pins"), &s.agent).await;
+    assert_eq!(st, 403);
+    let (st, _) = common::post(&http, &url, &s.agent, json!({"sha256": pending})).await;
+    assert_eq!(st, 403);
+    let (st, v) = common::post(&http, &url, &s.approver, json!({"sha256": echo["sha256"]})).await;
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (409, Some("PIN_CHANGED")),
+        "{v}"
+    );
+    let (st, v) = common::post(&http, &url, &s.approver, json!({"sha256": "nothex"})).await;
+    assert_eq!(st, 400, "{v}");
+    let (st, v) = common::post(&http, &url, &s.approver, json!({"sha256": pending})).await;
+    assert_eq!(st, 200, "{v}");
+    let receipt = v["receipt"].as_str().unwrap();
+    let (st, r) = common::get(&http, &s.u(&format!("/v1/receipts/{receipt}")), &s.approver).await;
+    assert_eq!(st, 200, "{r}");
+    assert!(r.to_string().contains("airlock.mcp.approve_tool"), "{r}");
+    let (st, v) = common::post(&http, &url, &s.approver, json!({"sha256": pending})).await;
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (409, Some("NOT_QUARANTINED")),
+        "{v}"
+    );
     let mut c = wrap(setup(poisoned)).await;
     c.initialize().await;
     assert!(c.tool_names().await.contains(&"echo".to_string()));

@@ -25,8 +25,14 @@ pub enum Pinned {
 
 /// SHA-256 (hex) of a JSON value's RFC 8785 canonical form.
 pub fn canonical_sha256(v: &Value) -> Result<String, String> {
+    canonical_with_sha256(v).map(|(_, h)| h)
+}
+
+/// The RFC 8785 canonical text of `v` and its SHA-256 (lowercase hex).
+pub fn canonical_with_sha256(v: &Value) -> Result<(String, String), String> {
     let text = serde_json_canonicalizer::to_string(v).map_err(|e| e.to_string())?;
-    Ok(hex(&Sha256::digest(text.as_bytes())))
+    let h = hex(&Sha256::digest(text.as_bytes()));
+    Ok((text, h))
 }
 
 fn hex(bytes: &[u8]) -> String {

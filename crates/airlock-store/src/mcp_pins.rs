@@ -19,6 +19,8 @@ pub struct PinRow {
     pub status: String,
     /// The hash the server presented that is not approved yet.
     pub pending_sha256: Option<String>,
+    /// The definition behind `pending_sha256` (canonical JSON), for the person to read.
+    pub pending_definition: Option<String>,
     pub first_seen_ms: i64,
     pub updated_ms: i64,
 }
@@ -34,7 +36,8 @@ pub enum PinCheck {
     Quarantined { approved: String, presented: String },
 }
 
-const COLUMNS: &str = "server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms";
+const COLUMNS: &str =
+    "server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms, pending_definition";
 
 fn pin_of<R: Row>(r: &R) -> Result<PinRow, sqlx::Error>
 where
@@ -50,24 +53,27 @@ where
         pending_sha256: r.try_get(4)?,
         first_seen_ms: r.try_get(5)?,
         updated_ms: r.try_get(6)?,
+        pending_definition: r.try_get(7)?,
     })
 }
 
 impl Db {
-    /// Checks `sha256` against the pin of (server, tool), pinning it at first sight and
-    /// quarantining the tool when it differs. A quarantined tool stays quarantined even if the
-    /// server goes back to the approved definition: a flip-flop is itself suspicious.
+    /// Checks `sha256` (the hash of `definition`) against the pin of (server, tool), pinning
+    /// it at first sight and quarantining the tool when it differs. A quarantined tool stays
+    /// quarantined even if the server goes back to the approved definition: a flip-flop is
+    /// itself suspicious.
     pub async fn mcp_pin_check(
         &self,
         server: &str,
         tool: &str,
         sha256: &str,
+        definition: &str,
         now: i64,
     ) -> Result<PinCheck, StoreError> {
         const INSERT: &str = "INSERT INTO mcp_pins (server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms) \
                               VALUES ($1, $2, $3, 'approved', NULL, $4, $4) ON CONFLICT (server, tool) DO NOTHING";
-        const QUARANTINE: &str = "UPDATE mcp_pins SET status = 'quarantined', pending_sha256 = $3, updated_ms = $4 \
-                                  WHERE server = $1 AND tool = $2";
+        const QUARANTINE: &str = "UPDATE mcp_pins SET status = 'quarantined', pending_sha256 = $3, updated_ms = $4, \
+                                  pending_definition = $5 WHERE server = $1 AND tool = $2";
         let inserted = on_pool!(self, p => {
             sqlx::query(INSERT).bind(server).bind(tool).bind(sha256).bind(now)
                 .execute(p).await?.rows_affected() == 1
@@ -86,7 +92,7 @@ impl Db {
         if row.pending_sha256.as_deref() != Some(sha256) || row.status != "quarantined" {
             on_pool!(self, p => {
                 sqlx::query(QUARANTINE).bind(server).bind(tool).bind(sha256).bind(now)
-                    .execute(p).await?;
+                    .bind(definition).execute(p).await?;
             });
         }
         Ok(PinCheck::Quarantined {
@@ -96,17 +102,27 @@ impl Db {
     }
 
     /// A person approves the definition a quarantined tool now presents; `false` when there is
-    /// nothing waiting (unknown tool, or not quarantined).
+    /// nothing waiting (unknown tool, or not quarantined) or, with `expected`, when the waiting
+    /// definition is not the one the person reviewed (the server changed it again meanwhile).
     pub async fn mcp_pin_approve(
         &self,
         server: &str,
         tool: &str,
+        expected: Option<&str>,
         now: i64,
     ) -> Result<bool, StoreError> {
-        const Q: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, updated_ms = $3 \
+        const Q: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, \
+                         pending_definition = NULL, updated_ms = $3 \
                          WHERE server = $1 AND tool = $2 AND status = 'quarantined' AND pending_sha256 IS NOT NULL";
+        const Q_EXPECTED: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, \
+                         pending_definition = NULL, updated_ms = $3 \
+                         WHERE server = $1 AND tool = $2 AND status = 'quarantined' AND pending_sha256 = $4";
         on_pool!(self, p => {
-            let n = sqlx::query(Q).bind(server).bind(tool).bind(now).execute(p).await?.rows_affected();
+            let q = match expected {
+                Some(h) => sqlx::query(Q_EXPECTED).bind(server).bind(tool).bind(now).bind(h),
+                None => sqlx::query(Q).bind(server).bind(tool).bind(now),
+            };
+            let n = q.execute(p).await?.rows_affected();
             Ok(n == 1)
         })
     }

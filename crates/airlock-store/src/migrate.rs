@@ -23,6 +23,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "mcp_pins",
         include_str!("../migrations/0006_mcp_pins.sql"),
     ),
+    (
+        7,
+        "mcp_pin_definitions",
+        include_str!("../migrations/0007_mcp_pin_definitions.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

@@ -14,14 +14,14 @@ use crate::common::PgSchema;
 async fn pins(opts: StoreOptions) {
     let db = Db::open(&opts).await.unwrap();
     assert_eq!(
-        db.mcp_pin_check("s", "t", "aa", 1).await.unwrap(),
+        db.mcp_pin_check("s", "t", "aa", "{}", 1).await.unwrap(),
         PinCheck::Pinned
     );
     assert_eq!(
-        db.mcp_pin_check("s", "t", "aa", 2).await.unwrap(),
+        db.mcp_pin_check("s", "t", "aa", "{}", 2).await.unwrap(),
         PinCheck::Approved
     );
-    let q = db.mcp_pin_check("s", "t", "bb", 3).await.unwrap();
+    let q = db.mcp_pin_check("s", "t", "bb", "{}", 3).await.unwrap();
     assert_eq!(
         q,
         PinCheck::Quarantined {
@@ -29,34 +29,44 @@ async fn pins(opts: StoreOptions) {
             presented: "bb".into()
         }
     );
-    let q = db.mcp_pin_check("s", "t", "aa", 4).await.unwrap();
+    let q = db.mcp_pin_check("s", "t", "aa", "{}", 4).await.unwrap();
     assert!(matches!(q, PinCheck::Quarantined { .. }), "{q:?}");
-    assert!(!db.mcp_pin_approve("s", "other", 5).await.unwrap());
-    db.mcp_pin_check("s", "t", "bb", 5).await.unwrap();
+    assert!(!db.mcp_pin_approve("s", "other", None, 5).await.unwrap());
+    db.mcp_pin_check("s", "t", "bb", r#"{"description":"new"}"#, 5)
+        .await
+        .unwrap();
     let row = db.mcp_pin_get("s", "t").await.unwrap().unwrap();
     assert_eq!(
-        (row.status.as_str(), row.pending_sha256.as_deref()),
-        ("quarantined", Some("bb"))
+        (
+            row.status.as_str(),
+            row.pending_sha256.as_deref(),
+            row.pending_definition.as_deref()
+        ),
+        ("quarantined", Some("bb"), Some(r#"{"description":"new"}"#))
     );
-    assert!(db.mcp_pin_approve("s", "t", 6).await.unwrap());
+    // An approval names the definition the person reviewed: another one is not approved.
+    assert!(!db.mcp_pin_approve("s", "t", Some("aa"), 6).await.unwrap());
+    assert!(db.mcp_pin_approve("s", "t", Some("bb"), 6).await.unwrap());
     assert!(
-        !db.mcp_pin_approve("s", "t", 7).await.unwrap(),
+        !db.mcp_pin_approve("s", "t", None, 7).await.unwrap(),
         "approved once"
     );
+    let row = db.mcp_pin_get("s", "t").await.unwrap().unwrap();
+    assert_eq!((row.sha256.as_str(), row.pending_definition), ("bb", None));
     assert_eq!(
-        db.mcp_pin_check("s", "t", "bb", 8).await.unwrap(),
+        db.mcp_pin_check("s", "t", "bb", "{}", 8).await.unwrap(),
         PinCheck::Approved
     );
     // the same tool name on another server is another pin
     assert_eq!(
-        db.mcp_pin_check("s2", "t", "cc", 9).await.unwrap(),
+        db.mcp_pin_check("s2", "t", "cc", "{}", 9).await.unwrap(),
         PinCheck::Pinned
     );
 
     let checks = (0..8).map(|i| {
         let db = db.clone();
         async move {
-            db.mcp_pin_check("race", "t", &format!("h{}", i % 2), 10)
+            db.mcp_pin_check("race", "t", &format!("h{}", i % 2), "{}", 10)
                 .await
                 .unwrap()
         }

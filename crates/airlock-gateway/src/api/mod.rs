@@ -7,6 +7,7 @@ pub(crate) mod approvals;
 pub(crate) mod grants;
 mod ledger;
 mod links;
+mod mcp_pins;
 mod meta;
 mod scan;
 mod tokens;
@@ -38,6 +39,12 @@ pub fn register(r: Routes) -> Routes {
         .add(&["GET"], "/v1/grants", get(grants::list))
         .add(&["POST"], "/v1/grants/{id}/revoke", post(grants::revoke))
         .add(&["POST"], "/v1/scan", post(scan::scan))
+        .add(&["GET"], "/v1/mcp/pins", get(mcp_pins::list))
+        .add(
+            &["POST"],
+            "/v1/mcp/pins/{server}/{tool}/approve",
+            post(mcp_pins::approve),
+        )
         .add(&["GET"], "/v1/ledger/verify", get(ledger::verify))
         .add(&["POST"], "/v1/ledger/export", post(ledger::export))
         .add(&["GET"], "/v1/receipts/{id}", get(ledger::receipt))

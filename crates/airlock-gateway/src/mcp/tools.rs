@@ -22,12 +22,13 @@ pub struct Hidden {
 
 /// The pin hash of a tool definition: SHA-256 of the RFC 8785 form of its description and input
 /// schema (what the model reads and what shapes its arguments).
-pub fn definition_sha256(tool: &Value) -> Result<String, String> {
+/// The pinned part of a tool's definition as canonical JSON text, and its SHA-256.
+pub fn definition(tool: &Value) -> Result<(String, String), String> {
     let pinned = json!({
         "description": tool.get("description").cloned().unwrap_or(Value::Null),
         "inputSchema": tool.get("inputSchema").cloned().unwrap_or(Value::Null),
     });
-    airlock_policy::schema::canonical_sha256(&pinned)
+    airlock_policy::schema::canonical_with_sha256(&pinned)
 }
 
 /// The policy's name for a tool of `server`.
@@ -58,17 +59,21 @@ impl Checker<'_> {
                 ),
             });
         }
-        let sha = definition_sha256(tool).map_err(|e| Hidden {
+        let (text, sha) = definition(tool).map_err(|e| Hidden {
             code: "MCP_TOOL_QUARANTINED".into(),
             message: format!("the definition of `{name}` cannot be hashed: {e}"),
         })?;
-        match self.db.mcp_pin_check(self.server, name, &sha, now_ms).await {
+        match self
+            .db
+            .mcp_pin_check(self.server, name, &sha, &text, now_ms)
+            .await
+        {
             Ok(PinCheck::Pinned | PinCheck::Approved) => {}
             Ok(PinCheck::Quarantined { .. }) => {
                 return Err(Hidden {
                     code: "MCP_TOOL_QUARANTINED".into(),
                     message: format!(
-                        "the description or schema of the tool `{name}` changed since it was approved, so it is quarantined until a person re-approves it (`airlock mcp approve-tool {} {name}`)",
+                        "the description or schema of the tool `{name}` changed since it was approved, so it is quarantined until a person re-approves it (in the web inbox, or `airlock mcp approve-tool {} {name}`)",
                         self.server
                     ),
                 });

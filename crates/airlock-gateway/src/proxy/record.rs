@@ -24,13 +24,35 @@ pub async fn record(
     assessment: &Assessment,
     policy: &str,
 ) -> Result<String, String> {
+    record_by(
+        broker,
+        agent,
+        session,
+        action,
+        assessment,
+        policy,
+        Vec::new(),
+    )
+    .await
+}
+
+/// [`record`] with the people who approved it.
+pub async fn record_by(
+    broker: &Broker,
+    principal: &str,
+    session: &str,
+    action: &Action,
+    assessment: &Assessment,
+    policy: &str,
+    approvers: Vec<String>,
+) -> Result<String, String> {
     let ctx = RecordContext {
         request_id: None,
         session: session.to_string(),
-        principal: agent.to_string(),
+        principal: principal.to_string(),
         policy_sha256: proxy_policy(policy),
         grant: None,
-        approvers: Vec::new(),
+        approvers,
         output_sha256: None,
     };
     let req =

@@ -35,8 +35,18 @@ enum Sub {
     Wrap(WrapArgs),
     /// Put airlock in front of an MCP server over streamable HTTP.
     Proxy(ProxyArgs),
-    /// Accept the changed definition of a quarantined tool.
-    ApproveTool { server: String, tool: String },
+    /// Accept the changed definition of a quarantined tool (read it first with `pins`).
+    ApproveTool {
+        server: String,
+        tool: String,
+        /// The pending hash you reviewed (from `airlock mcp pins`); another definition presented
+        /// meanwhile is then not approved. Without it, the definition waiting now is approved.
+        #[arg(long)]
+        sha256: Option<String>,
+        /// Who approves, for the ledger (default: $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
     /// List the pinned tool definitions.
     Pins {
         #[arg(long)]
@@ -96,7 +106,12 @@ pub fn run(args: Args) -> Result<u8> {
     match args.command {
         Sub::Wrap(a) => wrap(a),
         Sub::Proxy(a) => proxy(a),
-        Sub::ApproveTool { server, tool } => block_on(approve_tool(server, tool)),
+        Sub::ApproveTool {
+            server,
+            tool,
+            sha256,
+            by,
+        } => block_on(approve_tool(server, tool, sha256, by)),
         Sub::Pins { server } => block_on(pins(server)),
     }
 }
@@ -115,13 +130,62 @@ async fn open_db() -> Result<Db> {
         .with_context(|| format!("opening the store in {}", opts.data_dir.display()))
 }
 
-async fn approve_tool(server: String, tool: String) -> Result<u8> {
+async fn approve_tool(
+    server: String,
+    tool: String,
+    sha256: Option<String>,
+    by: Option<String>,
+) -> Result<u8> {
+    let person = match by.or_else(|| std::env::var("USER").ok()) {
+        Some(p) if !p.trim().is_empty() => p,
+        _ => bail!("say who approves: --by NAME (no $USER set)"),
+    };
+    if let Some(h) = &sha256
+        && !airlock_gateway::mcp::pins::is_sha256(h)
+    {
+        bail!(
+            "--sha256 must be 64 lowercase hex digits (the pending hash `airlock mcp pins` shows)"
+        );
+    }
     let db = open_db().await?;
-    if db.mcp_pin_approve(&server, &tool, now_ms()).await? {
-        println!("approved the new definition of {tool} ({server}); it is usable again");
+    let Some(row) = db.mcp_pin_get(&server, &tool).await? else {
+        eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
+        return Ok(1);
+    };
+    let pending = match (&row.pending_sha256, row.status.as_str()) {
+        (Some(p), "quarantined") => p.clone(),
+        _ => {
+            eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
+            return Ok(1);
+        }
+    };
+    if sha256.as_ref().is_some_and(|h| *h != pending) {
+        eprintln!(
+            "airlock: {server}/{tool} now presents another definition ({pending}) than the one you reviewed; read it again with `airlock mcp pins`"
+        );
+        return Ok(1);
+    }
+    // The approval is recorded (naming the person) before the pin moves.
+    let (action, assessment) =
+        airlock_gateway::mcp::pins::approval(&server, &tool, &pending, &row.sha256, &person);
+    let mut ctx = crate::record::RecordContext::from_env();
+    ctx.session = airlock_gateway::mcp::pins::SESSION.into();
+    ctx.principal = person.clone();
+    ctx.approvers = vec![person];
+    let receipt = crate::record::record_once(&action, &assessment, &ctx).await?;
+    if db
+        .mcp_pin_approve(&server, &tool, Some(&pending), now_ms())
+        .await?
+    {
+        println!(
+            "approved the new definition of {tool} ({server}, {pending}); it is usable again (receipt {})",
+            receipt.id
+        );
         Ok(0)
     } else {
-        eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
+        eprintln!(
+            "airlock: {server}/{tool} changed again while it was approved; read it again with `airlock mcp pins`"
+        );
         Ok(1)
     }
 }
@@ -134,6 +198,10 @@ async fn pins(server: Option<String>) -> Result<u8> {
             "{}\t{}\t{}\t{}\tpresented {}",
             p.server, p.tool, p.status, p.sha256, pending
         );
+        if let Some(d) = &p.pending_definition {
+            // What the person approves: the description and schema the server now presents.
+            println!("  now presents: {d}");
+        }
     }
     Ok(0)
 }
