@@ -633,6 +633,9 @@ impl<'a> Walker<'a> {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let e = self.expand_word(&w.value, depth);
+                // what is assigned can matter by itself (a literal secret, a look-alike URL)
+                let text = format!("{name}={}", canon::quote(&e.text));
+                self.rule_hits(Target::Command, &text);
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {

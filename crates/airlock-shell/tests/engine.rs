@@ -474,3 +474,28 @@ fn constant_echo_substitutions_are_resolved() {
     assert_eq!(a.decision, Decision::Allow, "{a:?}");
     assert!(codes("$(cat cmd.txt) x").contains(&ReasonCode::DynamicCode));
 }
+
+#[test]
+fn in_place_edits_and_agent_home_variables_are_judged_as_writes() {
+    for cmd in [
+        "sed -i 's/allow/deny/' ~/.codex/config.toml",
+        "sed -i.orig -e 's/x/y/' $HERMES_HOME/config.yaml",
+        "echo 'hooks: []' | tee ${CLAUDE_CONFIG_DIR}/settings.json",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("sed -i 's/a/b/' src/main.rs"), Decision::Allow);
+    assert_eq!(
+        decision("sed 's/a/b/' ~/.codex/config.toml"),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn bare_assignments_reach_the_rules() {
+    assert_eq!(
+        decision("API_TOKEN=f3a9c1e7b5d2a8c4e6f0 ./deploy.sh"),
+        Decision::Ask
+    );
+    assert_eq!(decision("LOG_LEVEL=debug cargo run"), Decision::Allow);
+}
