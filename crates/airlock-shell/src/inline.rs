@@ -54,6 +54,12 @@ const SPAWN: &[&str] = &[
     "Invoke-Expression",
     "iex ",
     "eval(",
+    // Bun and Deno: their own process APIs and Bun's shell (`$\`cmd\``)
+    "Bun.spawn",
+    "Bun.$",
+    "$`",
+    "Deno.Command",
+    "Deno.run",
 ];
 const DELETE: &[&str] = &[
     "rmtree",
@@ -73,6 +79,8 @@ const DELETE: &[&str] = &[
     "remove(",
     "Remove-Item",
     "truncate(",
+    "Deno.remove",
+    "promises.rm",
 ];
 const NETWORK: &[&str] = &[
     "socket",
@@ -106,6 +114,8 @@ const NETWORK: &[&str] = &[
     "Invoke-WebRequest",
     "WebClient",
     "getline < \"/inet",
+    "Deno.connect",
+    "Bun.connect",
 ];
 const SECRETS: &[&str] = &[
     ".ssh/",
@@ -274,6 +284,19 @@ mod tests {
         let c = capabilities(Lang::Python, "import shutil; shutil.rmtree('/x')");
         assert_eq!(c, vec![Capability::Delete]);
         assert!(capabilities(Lang::Python, "print(1+1)").is_empty());
+        assert_eq!(
+            capabilities(Lang::Node, "Bun.spawnSync(['make', 'clean'])"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Node, "new Deno.Command('git').outputSync()"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Node, "await Deno.remove('/srv', { recursive: true })"),
+            vec![Capability::Delete]
+        );
+        assert!(capabilities(Lang::Node, "console.log(Deno.version)").is_empty());
         assert_eq!(
             capabilities(Lang::Awk, "{ system(\"rm x\") }"),
             vec![Capability::Spawn]
