@@ -811,7 +811,7 @@ impl<'a> Walker<'a> {
             texts: vec![text.clone()],
             sink: None,
             decoder: is_decoder(&argv),
-            emits: literal_output(&argv),
+            emits: literal_output(&argv, feed),
         };
         let mut inner_stage: Option<Stage> = None;
         for inner in inners {
@@ -950,10 +950,16 @@ fn is_decoder(argv: &[String]) -> bool {
 
 /// What `echo WORDS` or `printf FORMAT` prints, when that is plain literal text: no options
 /// but `echo -n`, no expansions left, and for `printf` a format without conversions (or `%s`
-/// lines of literal arguments) whose only escapes are `\n`, `\t` and `\\`.
-fn literal_output(argv: &[String]) -> Option<String> {
+/// lines of literal arguments) whose only escapes are `\n`, `\t` and `\\`. A bare `cat` prints
+/// the heredoc or here-string it is given.
+fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
     let name = unwrap::base(&argv[0]);
     let args = &argv[1..];
+    if name == "cat" {
+        return feed
+            .filter(|body| args.iter().all(|a| a == "-") && !body.contains(['$', '`']))
+            .map(str::to_string);
+    }
     if args.iter().any(|a| a.contains(['$', '`'])) {
         return None;
     }

@@ -426,6 +426,7 @@ fn programs_fed_on_standard_input_are_analysed() {
         "echo 'rm -rf /' | su",
         "printf 'reboot\\n' | sudo -s",
         "echo reboot | doas -s",
+        "cat <<END | sudo bash\nrm -rf /\nEND",
     ] {
         assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
     }
