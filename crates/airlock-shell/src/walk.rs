@@ -42,6 +42,8 @@ pub struct Stage {
     pub decoder: bool,
     /// What the stage prints, when it is one `echo`/`printf` of literal text.
     pub emits: Option<String>,
+    /// The stage is `xargs`: the command it runs and its `-I` placeholder, if any.
+    pub xargs: Option<(Vec<String>, Option<String>)>,
 }
 
 impl Stage {
@@ -49,6 +51,11 @@ impl Stage {
         // several commands in one stage: what it prints is no longer one known text
         self.emits = if self.texts.is_empty() {
             other.emits
+        } else {
+            None
+        };
+        self.xargs = if self.texts.is_empty() {
+            other.xargs
         } else {
             None
         };
@@ -276,6 +283,16 @@ impl<'a> Walker<'a> {
                 .collect::<Vec<_>>()
                 .join(" | ");
             self.rule_hits(Target::Pipeline, &text);
+            // `echo PATHS | xargs CMD`: the words xargs adds are known
+            for i in 1..stages.len() {
+                if let (Some(out), Some((cmd, placeholder))) =
+                    (&stages[i - 1].emits, &stages[i].xargs)
+                {
+                    for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
+                        self.run_argv(argv, depth + 1, None);
+                    }
+                }
+            }
             // an encoded or generated payload fed to an interpreter
             for (i, s) in stages.iter().enumerate() {
                 let Some(lang) = s.sink else { continue };
@@ -787,6 +804,10 @@ impl<'a> Walker<'a> {
             }
         }
         let inners = unwrap::unwrap(&argv);
+        let xargs = match (name.as_str(), inners.first()) {
+            ("xargs", Some(Inner::Argv(cmd))) => xargs_mode(&argv).map(|p| (cmd.clone(), p)),
+            _ => None,
+        };
         let transparent = !inners.is_empty()
             && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
             && !matches!(
@@ -812,6 +833,7 @@ impl<'a> Walker<'a> {
             sink: None,
             decoder: is_decoder(&argv),
             emits: literal_output(&argv, feed),
+            xargs: None,
         };
         let mut inner_stage: Option<Stage> = None;
         for inner in inners {
@@ -858,6 +880,11 @@ impl<'a> Walker<'a> {
         if let Some(mut inner) = inner_stage {
             inner.decoder |= stage.decoder;
             inner.sink = inner.sink.or(stage.sink);
+            if name == "xargs" {
+                // what xargs prints depends on input airlock does not follow
+                inner.emits = None;
+            }
+            inner.xargs = xargs;
             return inner;
         }
         stage
@@ -1002,6 +1029,57 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
             Some(out)
         }
         _ => None,
+    }
+}
+
+/// How `xargs` reads its input: `Some(None)` splits it into words appended to the command,
+/// `Some(Some(P))` runs the command once per line with `P` replaced (`-I P`, `-iP`,
+/// `--replace`); `None` for delimiters this reading does not model (`-0`, `-d`, `-a`).
+fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
+    let mut placeholder = None;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if !a.starts_with('-') || a == "--" {
+            break;
+        }
+        match a {
+            "-0" | "--null" | "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
+            "-I" => {
+                placeholder = argv.get(i + 1).cloned();
+                i += 1;
+            }
+            "-i" | "--replace" => placeholder = Some("{}".to_string()),
+            _ if a.starts_with("--replace=") => placeholder = Some(a[10..].to_string()),
+            _ if a.starts_with("-I") || a.starts_with("-i") => {
+                placeholder = Some(a[2..].to_string())
+            }
+            _ if a.starts_with("-d") || a.starts_with("--delimiter=") => return None,
+            "-n" | "-P" | "-L" | "-l" | "-s" | "-E" | "-e" | "--max-args" | "--max-procs"
+            | "--max-lines" | "--max-chars" => i += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(placeholder)
+}
+
+/// The commands `xargs` runs for the literal input `input`.
+fn xargs_commands(cmd: &[String], placeholder: Option<&str>, input: &str) -> Vec<Vec<String>> {
+    const MAX_RUNS: usize = 16;
+    match placeholder {
+        None => {
+            let mut argv = cmd.to_vec();
+            argv.extend(input.split_whitespace().map(String::from));
+            vec![argv]
+        }
+        Some(p) => input
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(MAX_RUNS)
+            .map(|line| cmd.iter().map(|w| w.replace(p, line)).collect())
+            .collect(),
     }
 }
 

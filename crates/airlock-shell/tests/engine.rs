@@ -500,3 +500,19 @@ fn bare_assignments_reach_the_rules() {
     );
     assert_eq!(decision("LOG_LEVEL=debug cargo run"), Decision::Allow);
 }
+
+#[test]
+fn literal_input_to_xargs_is_analysed() {
+    for cmd in [
+        "echo / | xargs rm -rf",
+        "printf '%s\\n' /etc /usr | xargs -I{} rm -rf {}",
+        "echo /home | xargs -n1 sudo rm -rf",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("echo build dist | xargs rm -rf"), Decision::Allow);
+    assert_eq!(
+        decision("echo a.txt | xargs -I {} cp {} backup/"),
+        Decision::Allow
+    );
+}
