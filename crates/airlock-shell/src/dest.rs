@@ -10,7 +10,16 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
     let args = argv.get(1..).unwrap_or_default();
     match name {
         "tee" => operands(args, &[]).0,
-        "cp" | "mv" | "install" | "ln" => {
+        // `mv` also empties the places it moves from: `mv ~/.ssh /tmp` is a write to `~/.ssh`
+        "mv" => {
+            let (ops, target) = operands(args, VALUE_OPTS_COPY);
+            match target {
+                Some(t) => ops.into_iter().chain([t]).collect(),
+                None if ops.len() >= 2 => ops,
+                None => Vec::new(),
+            }
+        }
+        "cp" | "install" | "ln" => {
             let (ops, target) = operands(args, VALUE_OPTS_COPY);
             match target {
                 Some(t) => vec![t],
@@ -148,7 +157,8 @@ mod tests {
         assert_eq!(dests("tee -a ~/.bashrc out.log"), ["~/.bashrc", "out.log"]);
         assert_eq!(dests("cp -r src ~/.ssh/"), ["~/.ssh/"]);
         assert_eq!(dests("cp a b c /etc/"), ["/etc/"]);
-        assert_eq!(dests("mv -t /etc/cron.d job"), ["/etc/cron.d"]);
+        assert_eq!(dests("mv -t /etc/cron.d job"), ["job", "/etc/cron.d"]);
+        assert_eq!(dests("mv ~/.ssh /tmp/keys"), ["~/.ssh", "/tmp/keys"]);
         assert_eq!(dests("cp --target-directory=/etc x"), ["/etc"]);
         assert_eq!(
             dests("install -m 0644 unit /etc/systemd/system/x.service"),

@@ -158,7 +158,18 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
                 || code.contains("printf |")
         }
         Lang::Sed => sed_executes(code),
-        Lang::Perl | Lang::Ruby => has(SPAWN) || code.contains('`'),
+        // `system "cmd"`, `exec "cmd"` and `spawn "cmd"` need no parentheses in Perl and Ruby
+        Lang::Perl | Lang::Ruby => {
+            has(SPAWN)
+                || code.contains('`')
+                || ["system", "exec", "spawn"].iter().any(|f| {
+                    code.match_indices(f).any(|(at, _)| {
+                        let after = &code[at + f.len()..];
+                        let rest = after.trim_start_matches(' ');
+                        rest.len() < after.len() && rest.starts_with(['"', '\'', '$', '@'])
+                    })
+                })
+        }
         _ => has(SPAWN),
     };
     if spawn {
@@ -297,6 +308,16 @@ mod tests {
             vec![Capability::Delete]
         );
         assert!(capabilities(Lang::Node, "console.log(Deno.version)").is_empty());
+        assert_eq!(
+            capabilities(Lang::Perl, "exec 'make', 'install'"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Ruby, "system \"make clean\""),
+            vec![Capability::Spawn]
+        );
+        assert!(capabilities(Lang::Perl, "print if /exec /").is_empty());
+        assert!(capabilities(Lang::Perl, "print \"system ok\\n\"").is_empty());
         assert_eq!(
             capabilities(Lang::Awk, "{ system(\"rm x\") }"),
             vec![Capability::Spawn]

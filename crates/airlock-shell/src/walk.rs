@@ -620,6 +620,22 @@ impl<'a> Walker<'a> {
         if e.root_risk {
             root_risk.push(e.text.clone());
         }
+        // with IFS set to a constant, an unquoted expansion splits on its characters
+        // (`IFS=,; c=rm,-rf,/; $c` runs `rm -rf /`)
+        if !e.quoted
+            && raw.contains('$')
+            && let Some(ifs) = self.env.get("IFS").filter(|v| !v.is_empty())
+            && e.text.contains(|c| ifs.contains(c))
+        {
+            let ifs = ifs.clone();
+            argv.extend(
+                e.text
+                    .split(|c| ifs.contains(c))
+                    .filter(|w| !w.is_empty())
+                    .map(String::from),
+            );
+            return;
+        }
         if e.text.contains(word::IFS_SPLIT) {
             argv.extend(
                 e.text

@@ -516,3 +516,16 @@ fn literal_input_to_xargs_is_analysed() {
         Decision::Allow
     );
 }
+
+#[test]
+fn constant_ifs_splits_unquoted_expansions() {
+    assert_eq!(decision("IFS=,; c=rm,-rf,/; $c"), Decision::Deny);
+    assert_eq!(decision("IFS=,; c=a,b; echo \"$c\""), Decision::Allow);
+}
+
+#[test]
+fn moving_a_sensitive_path_away_is_a_write_to_it() {
+    assert!(decision("mv ~/.ssh /tmp/old-keys") >= Decision::Ask);
+    assert!(decision("mv /etc /tmp/etc") >= Decision::Ask);
+    assert_eq!(decision("mv src/old.rs src/new.rs"), Decision::Allow);
+}
