@@ -407,6 +407,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "eval" => one(joined(argv, 1)),
+        // `. /dev/stdin <<< CMD` sources standard input
+        "source" | "." if argv.get(1).is_some_and(|a| is_stdin_path(a)) => {
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        }
         "docker" | "podman" | "nerdctl" => one(container_command(argv)),
         "kubectl" | "oc" => {
             // `kubectl exec POD -- CMD`, `kubectl run NAME --image=X -- CMD`, `kubectl debug … -- CMD`
@@ -662,11 +666,16 @@ fn shell_invocation(argv: &[String]) -> Vec<Inner> {
             .into_iter()
             .collect();
     }
-    if stdin || i >= argv.len() {
+    if stdin || i >= argv.len() || is_stdin_path(&argv[i]) {
         return vec![Inner::ReadsStdin(Lang::Shell)];
     }
     // a script file: its contents are not known here
     Vec::new()
+}
+
+/// Paths that name the process's own standard input.
+pub fn is_stdin_path(p: &str) -> bool {
+    matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// Whether `long` (without dashes) is an accepted abbreviation of `full`.
@@ -1164,6 +1173,14 @@ mod tests {
         );
         assert_eq!(unwrap(&v("bash")), vec![Inner::ReadsStdin(Lang::Shell)]);
         assert_eq!(unwrap(&v("bash script.sh")), vec![]);
+        assert_eq!(
+            unwrap(&v("bash /dev/stdin")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
+        assert_eq!(
+            unwrap(&v(". /dev/stdin")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
         assert_eq!(
             unwrap(&v("python3 -")),
             vec![Inner::ReadsStdin(Lang::Python)]

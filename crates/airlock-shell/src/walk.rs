@@ -82,6 +82,8 @@ pub struct Walker<'a> {
     origin: Option<Span>,
     /// Parse errors are not reported (a second reading of a line that already parsed).
     pub quiet_parse_errors: bool,
+    /// `<(…)` arguments whose output is known literal text, for interpreters that run them.
+    proc_programs: Vec<(String, String)>,
 }
 
 fn cut(s: &str) -> String {
@@ -112,6 +114,7 @@ impl<'a> Walker<'a> {
             saw_async: false,
             origin: None,
             quiet_parse_errors: false,
+            proc_programs: Vec::new(),
         }
     }
 
@@ -591,7 +594,14 @@ impl<'a> Walker<'a> {
             CommandPrefixOrSuffixItem::Word(w) => self.push_word(&w.value, depth, argv, root_risk),
             CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                 let st = self.walk_list(&sub.list, depth + 1);
-                argv.push(proc_sub_text(kind, &st));
+                let text = proc_sub_text(kind, &st);
+                if matches!(kind, ast::ProcessSubstitutionKind::Read)
+                    && self.proc_programs.len() < 16
+                    && let Some(program) = st.emits
+                {
+                    self.proc_programs.push((text.clone(), program));
+                }
+                argv.push(text);
             }
         }
     }
@@ -886,6 +896,37 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
+            }
+        }
+        // an alias runs its value wherever its name is used later
+        if name == "alias" {
+            for value in argv[1..]
+                .iter()
+                .filter_map(|a| a.split_once('=').map(|(_, v)| v))
+            {
+                self.walk_script(value, depth + 1);
+            }
+        }
+        // `bash <(echo CMD)`, `source <(printf …)`: the file read as a script is known text
+        let runs_file = if matches!(name.as_str(), "source" | ".") {
+            Some(Lang::Shell)
+        } else {
+            unwrap::lang_of(&name).filter(|l| !matches!(l, Lang::Awk | Lang::Sed))
+        };
+        if let Some(lang) = runs_file
+            && let Some(first) = argv[1..]
+                .iter()
+                .find(|a| !a.starts_with('-') || a.starts_with("<("))
+            && let Some((_, program)) = self
+                .proc_programs
+                .iter()
+                .find(|(text, _)| text == first)
+                .cloned()
+        {
+            if lang == Lang::Shell {
+                self.walk_script(&program, depth + 1);
+            } else {
+                self.walk_code(lang, &program, depth + 1);
             }
         }
         if let Some(body) = feed

@@ -529,3 +529,18 @@ fn moving_a_sensitive_path_away_is_a_write_to_it() {
     assert!(decision("mv /etc /tmp/etc") >= Decision::Ask);
     assert_eq!(decision("mv src/old.rs src/new.rs"), Decision::Allow);
 }
+
+#[test]
+fn literal_programs_given_as_files_are_analysed() {
+    for cmd in [
+        "bash <(echo 'rm -rf /')",
+        "source <(printf 'reboot\\n')",
+        ". /dev/stdin <<< 'rm -rf /'",
+        "echo reboot | bash /dev/stdin",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("diff <(echo a) <(echo b)"), Decision::Allow);
+    assert_eq!(decision("alias x='rm -rf /'; x"), Decision::Deny);
+    assert_eq!(decision("alias ll='ls -la'"), Decision::Allow);
+}
