@@ -84,6 +84,11 @@ pub struct Walker<'a> {
     pub quiet_parse_errors: bool,
     /// `<(…)` arguments whose output is known literal text, for interpreters that run them.
     proc_programs: Vec<(String, String)>,
+    /// Files written earlier in the line with known literal content (`echo CMD > f.sh`), for
+    /// commands that later run them (`bash f.sh`, `./f.sh`).
+    written: Vec<(String, String)>,
+    /// Output redirection targets of the command being walked.
+    redirect_targets: Vec<String>,
 }
 
 fn cut(s: &str) -> String {
@@ -115,6 +120,8 @@ impl<'a> Walker<'a> {
             origin: None,
             quiet_parse_errors: false,
             proc_programs: Vec::new(),
+            written: Vec::new(),
+            redirect_targets: Vec::new(),
         }
     }
 
@@ -535,9 +542,12 @@ impl<'a> Walker<'a> {
             );
         }
         let mut writes = false;
+        self.redirect_targets.clear();
         for io in redirects {
             writes |= self.walk_redirect(io, depth, &mut feed);
         }
+        let targets = std::mem::take(&mut self.redirect_targets);
+        self.note_written(&argv, feed.as_deref(), targets);
         if writes {
             self.all_read_only = false;
         }
@@ -772,6 +782,9 @@ impl<'a> Walker<'a> {
         {
             return false;
         }
+        if self.redirect_targets.len() < 8 {
+            self.redirect_targets.push(path.to_string());
+        }
         self.rule_hits(Target::Redirect, path);
         if let Some(f) = crate::paths::write_target_finding(path, None) {
             self.add(f, path);
@@ -907,6 +920,8 @@ impl<'a> Walker<'a> {
                 self.walk_script(value, depth + 1);
             }
         }
+        // `echo CMD > f.sh; bash f.sh` or `./f.sh`: a file written earlier in the line
+        self.run_written(&name, &argv, depth);
         // `bash <(echo CMD)`, `source <(printf …)`: the file read as a script is known text
         let runs_file = if matches!(name.as_str(), "source" | ".") {
             Some(Lang::Shell)
@@ -947,6 +962,82 @@ impl<'a> Walker<'a> {
         stage
     }
 
+    /// Remembers what a command writes to files when that is known literal text: the output of
+    /// a literal `echo`/`printf`/`cat <<EOF` sent to a redirect, or what `tee FILE` is fed.
+    fn note_written(&mut self, argv: &[String], feed: Option<&str>, targets: Vec<String>) {
+        let Some(prog) = argv.first() else { return };
+        let name = unwrap::program_name(prog);
+        let mut add = |path: &str, content: &str| {
+            if self.written.len() < 16 {
+                self.written
+                    .push((written_key(path).to_string(), content.to_string()));
+            }
+        };
+        if let Some(content) = literal_output(argv, feed) {
+            for t in &targets {
+                add(t, &content);
+            }
+        }
+        if name == "tee"
+            && let Some(content) = feed.filter(|f| !f.contains(['$', '`']))
+        {
+            for t in crate::dest::write_destinations(&name, argv) {
+                add(t, content);
+            }
+        }
+    }
+
+    /// Analyses a file written earlier in the line when this command runs it: as the script of
+    /// a shell or `source`, the program of an interpreter, or the command itself (`./f.sh`).
+    fn run_written(&mut self, name: &str, argv: &[String], depth: usize) {
+        if self.written.is_empty() {
+            return;
+        }
+        let lookup = |w: &Walker, p: &str| {
+            let key = written_key(p);
+            w.written
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, c)| c.clone())
+        };
+        let interpreter = if matches!(name, "source" | ".") {
+            Some(Lang::Shell)
+        } else {
+            unwrap::lang_of(name).filter(|l| !matches!(l, Lang::Awk | Lang::Sed))
+        };
+        let (lang, content) = match interpreter {
+            Some(lang) => match argv[1..].iter().find(|a| !a.starts_with('-')) {
+                Some(file) => match lookup(self, file) {
+                    Some(c) => (lang, c),
+                    None => return,
+                },
+                None => return,
+            },
+            None => match lookup(self, &argv[0]) {
+                // run directly: the first line says which interpreter
+                Some(c) => {
+                    let first = c.lines().next().unwrap_or("");
+                    let lang = first
+                        .strip_prefix("#!")
+                        .and_then(|l| {
+                            l.split_whitespace()
+                                .map(unwrap::program_name)
+                                .find(|n| n != "env" && !n.starts_with('-'))
+                        })
+                        .and_then(|n| unwrap::lang_of(&n))
+                        .unwrap_or(Lang::Shell);
+                    (lang, c)
+                }
+                None => return,
+            },
+        };
+        if lang == Lang::Shell {
+            self.walk_script(&content, depth + 1);
+        } else {
+            self.walk_code(lang, &content, depth + 1);
+        }
+    }
+
     /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
     fn walk_code(&mut self, lang: Lang, code: &str, depth: usize) {
         let matched = self.rule_hits(Target::Code, code);
@@ -985,6 +1076,15 @@ impl<'a> Walker<'a> {
             );
         }
     }
+}
+
+/// The key a written file is remembered by: `./x.sh` and `x.sh` are the same file.
+fn written_key(path: &str) -> &str {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p
 }
 
 fn proc_sub_text(kind: &ast::ProcessSubstitutionKind, st: &Stage) -> String {

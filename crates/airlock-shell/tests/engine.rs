@@ -544,3 +544,19 @@ fn literal_programs_given_as_files_are_analysed() {
     assert_eq!(decision("alias x='rm -rf /'; x"), Decision::Deny);
     assert_eq!(decision("alias ll='ls -la'"), Decision::Allow);
 }
+
+#[test]
+fn scripts_written_and_run_in_the_same_line_are_analysed() {
+    for cmd in [
+        "echo 'rm -rf /' > /tmp/x.sh && bash /tmp/x.sh",
+        "printf 'reboot\\n' > go.sh; chmod +x go.sh; ./go.sh",
+        "tee run.sh <<< 'rm -rf ~' >/dev/null && sh ./run.sh",
+        "cat > c.py <<EOF\nimport os\nos.system('rm -rf /')\nEOF\npython3 c.py",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(
+        decision("echo 'make test' > ci.sh && bash ci.sh"),
+        Decision::Allow
+    );
+}
