@@ -5,12 +5,12 @@ set -euo pipefail
 bin=$1
 corpora=$2
 # Shell commands (docs/evaluation.md, "Shell commands"): floors a little under the recorded
-# figures, so a regression fails CI; the goal (99% recall, <= 2% benign asked) is not met on
-# tirith and Hermes yet, see the known misses there.
+# figures, so a regression fails CI; the goal (99% recall, <= 2% benign asked) is not met, see
+# the known misses there (mostly deliberate differences with the corpora's labels).
 "$bin" eval commands --corpora "$corpora" --misses 10 \
-  --min-recall 0.97 --max-benign-asked 0.02 \
-  --min-recall-for tirith=0.88 --max-benign-asked-for tirith=0.06 \
-  --min-recall-for hermes=0.84 --max-benign-asked-for hermes=0.04
+  --min-recall 0.98 --max-benign-asked 0.02 \
+  --min-recall-for tirith=0.96 --max-benign-asked-for tirith=0.05 \
+  --min-recall-for hermes=0.90 --max-benign-asked-for hermes=0.03
 
 # Text scanner (docs/evaluation.md, "Text scanner"): held-out splits only; floors in the file.
 "$bin" eval text --corpora "$corpora" --floors crates/airlock-shield/eval-floors.toml

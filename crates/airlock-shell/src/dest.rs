@@ -10,7 +10,16 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
     let args = argv.get(1..).unwrap_or_default();
     match name {
         "tee" => operands(args, &[]).0,
-        "cp" | "mv" | "install" | "ln" => {
+        // `mv` also empties the places it moves from: `mv ~/.ssh /tmp` is a write to `~/.ssh`
+        "mv" => {
+            let (ops, target) = operands(args, VALUE_OPTS_COPY);
+            match target {
+                Some(t) => ops.into_iter().chain([t]).collect(),
+                None if ops.len() >= 2 => ops,
+                None => Vec::new(),
+            }
+        }
+        "cp" | "install" | "ln" => {
             let (ops, target) = operands(args, VALUE_OPTS_COPY);
             match target {
                 Some(t) => vec![t],
@@ -30,6 +39,16 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
         }
         "dd" => args.iter().filter_map(|a| a.strip_prefix("of=")).collect(),
         "truncate" => operands(args, &["-s", "--size", "-r", "--reference"]).0,
+        // `sed -i` rewrites its files in place. Without `-e`/`-f` the first operand is the
+        // script; every operand is judged anyway (a script is never a sensitive path, and an
+        // option read wrongly must not hide a file).
+        "sed" if args.iter().any(|a| is_sed_in_place(a)) => {
+            operands(
+                args,
+                &["-e", "--expression", "-f", "--file", "-l", "--line-length"],
+            )
+            .0
+        }
         _ => Vec::new(),
     }
 }
@@ -106,6 +125,17 @@ fn operands<'a>(args: &'a [String], value_opts: &[&str]) -> (Vec<&'a str>, Optio
     (ops, target)
 }
 
+/// `-i`, `-i.bak`, `--in-place[=SUFFIX]`, or a short cluster holding `i` (`-ni`, `-Ei`).
+fn is_sed_in_place(a: &str) -> bool {
+    a == "--in-place"
+        || a.starts_with("--in-place=")
+        || (a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..]
+                .split_once('i')
+                .is_some_and(|(before, _)| before.bytes().all(|b| b"nrsEuz".contains(&b))))
+}
+
 fn has_flag(args: &[String], short: &str, long: &str) -> bool {
     args.iter().any(|a| a == short || a == long)
 }
@@ -127,7 +157,8 @@ mod tests {
         assert_eq!(dests("tee -a ~/.bashrc out.log"), ["~/.bashrc", "out.log"]);
         assert_eq!(dests("cp -r src ~/.ssh/"), ["~/.ssh/"]);
         assert_eq!(dests("cp a b c /etc/"), ["/etc/"]);
-        assert_eq!(dests("mv -t /etc/cron.d job"), ["/etc/cron.d"]);
+        assert_eq!(dests("mv -t /etc/cron.d job"), ["job", "/etc/cron.d"]);
+        assert_eq!(dests("mv ~/.ssh /tmp/keys"), ["~/.ssh", "/tmp/keys"]);
         assert_eq!(dests("cp --target-directory=/etc x"), ["/etc"]);
         assert_eq!(
             dests("install -m 0644 unit /etc/systemd/system/x.service"),
@@ -141,6 +172,12 @@ mod tests {
         assert_eq!(dests("dd if=/dev/zero of=/dev/sda bs=1M"), ["/dev/sda"]);
         assert_eq!(dests("rsync -av -e ssh src/ /srv/www/"), ["/srv/www/"]);
         assert_eq!(dests("truncate -s 0 ~/.bash_history"), ["~/.bash_history"]);
+        assert_eq!(
+            dests("sed -i s/a/b/ ~/.bashrc notes.txt"),
+            ["s/a/b/", "~/.bashrc", "notes.txt"]
+        );
+        assert_eq!(dests("sed -i.bak -e s/a/b/ /etc/hosts"), ["/etc/hosts"]);
+        assert_eq!(dests("sed -Ei s/x/y/ .env"), ["s/x/y/", ".env"]);
     }
 
     #[test]
@@ -149,5 +186,7 @@ mod tests {
         assert!(dests("rsync -av src/ host:/srv/www/").is_empty());
         assert!(dests("ls -la /etc").is_empty());
         assert!(dests("tee").is_empty());
+        assert!(dests("sed s/a/b/ ~/.bashrc").is_empty());
+        assert!(dests("sed -n /x/p -e s/i/j/ f").is_empty());
     }
 }

@@ -144,6 +144,9 @@ pub fn midword_hash_variant(s: &str) -> Option<String> {
     // for each open parenthesis: does it open a part of a word (`<(`, `>(`, `$(`, `=(`, extglob)
     // rather than a subshell, a function's `()` or arithmetic?
     let mut opens: Vec<bool> = Vec::new();
+    // open `case` clauses, innermost last: the `)` that ends a pattern is an operator, so a `#`
+    // right after it starts a comment in bash too (`x)# note; cmd` runs nothing on that line)
+    let mut cases: Vec<Case> = Vec::new();
     let mut changed = false;
     for (i, &b) in bytes.iter().enumerate() {
         if escaped {
@@ -154,22 +157,62 @@ pub fn midword_hash_variant(s: &str) -> Option<String> {
             b'\\' if !single => escaped = true,
             b'\'' if !double => single = !single,
             b'"' if !single => double = !double,
-            b'(' if !single && !double => {
+            _ if single || double => {}
+            b'(' => {
                 let prev = if i > 0 { bytes[i - 1] } else { b' ' };
-                opens.push(matches!(
+                let word_part = matches!(
                     prev,
                     b'<' | b'>' | b'$' | b'=' | b'@' | b'?' | b'*' | b'+' | b'!'
-                ));
+                );
+                // the optional `(` before a case pattern belongs to the clause's syntax
+                let leading = matches!(cases.last(), Some(Case::Pattern(d)) if *d == opens.len())
+                    && !word_part
+                    && bytes[..i]
+                        .iter()
+                        .rev()
+                        .find(|c| !c.is_ascii_whitespace())
+                        .is_none_or(|c| matches!(c, b';' | b'&' | b'n'));
+                if !leading {
+                    opens.push(word_part);
+                }
             }
-            b')' if !single && !double => {
-                // a `)` with nothing open (a case pattern) is judged as part of a word: the
-                // careful reading when unsure
+            b')' => {
+                if let Some(Case::Pattern(d)) = cases.last()
+                    && *d == opens.len()
+                {
+                    if let Some(top) = cases.last_mut() {
+                        *top = Case::Body;
+                    }
+                    continue;
+                }
+                // a `)` with nothing open is judged as part of a word: the careful reading
+                // when unsure
                 let in_word = opens.pop().unwrap_or(true);
                 if in_word && bytes.get(i + 1) == Some(&b'#') {
                     out[i + 1] = b'_';
                     changed = true;
                 }
             }
+            b';' if matches!(cases.last(), Some(Case::Body))
+                && matches!(bytes.get(i + 1), Some(b';' | b'&'))
+                && (i == 0 || bytes[i - 1] != b';') =>
+            {
+                if let Some(top) = cases.last_mut() {
+                    *top = Case::Pattern(opens.len());
+                }
+            }
+            _ if starts_word(bytes, i) => match word_at(bytes, i) {
+                b"case" => cases.push(Case::Subject),
+                b"in" if matches!(cases.last(), Some(Case::Subject)) => {
+                    if let Some(top) = cases.last_mut() {
+                        *top = Case::Pattern(opens.len());
+                    }
+                }
+                b"esac" if matches!(cases.last(), Some(Case::Body | Case::Pattern(_))) => {
+                    cases.pop();
+                }
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -177,6 +220,39 @@ pub fn midword_hash_variant(s: &str) -> Option<String> {
         return None;
     }
     String::from_utf8(out).ok()
+}
+
+/// Where a `case` clause is, for [`midword_hash_variant`].
+#[derive(Clone, Copy)]
+enum Case {
+    /// Between `case` and `in`.
+    Subject,
+    /// Reading a pattern; the number of parentheses open when it started.
+    Pattern(usize),
+    /// The commands after a pattern, up to `;;`.
+    Body,
+}
+
+fn starts_word(bytes: &[u8], i: usize) -> bool {
+    i == 0
+        || matches!(
+            bytes[i - 1],
+            b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')'
+        )
+}
+
+/// The unquoted word starting at `i`, up to a blank or an operator.
+fn word_at(bytes: &[u8], i: usize) -> &[u8] {
+    let end = bytes[i..]
+        .iter()
+        .position(|c| {
+            matches!(
+                c,
+                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+            )
+        })
+        .map_or(bytes.len(), |n| i + n);
+    &bytes[i..end]
 }
 
 /// Zero-width, bidi-control, tag and other default-ignorable characters.
@@ -277,6 +353,24 @@ mod tests {
             Some("a=(SAFE)_x; reboot")
         );
         assert_eq!(midword_hash_variant("ls # comment"), None);
+        // the `)` ending a case pattern is an operator: the `#` after it starts a comment
+        assert_eq!(
+            midword_hash_variant("case $1 in a)# note; reboot\necho ok;; esac"),
+            None
+        );
+        assert_eq!(
+            midword_hash_variant("case $1 in (a|b)#x; reboot\n;; c)#y; reboot\n;; esac"),
+            None
+        );
+        // …but the `)` of a substitution holding a case clause is part of a word
+        assert_eq!(
+            midword_hash_variant("echo $(case a in a) echo x;; esac)#y; reboot").as_deref(),
+            Some("echo $(case a in a) echo x;; esac)_y; reboot")
+        );
+        assert_eq!(
+            midword_hash_variant("case a in a) echo <(ls)#y; reboot;; esac").as_deref(),
+            Some("case a in a) echo <(ls)_y; reboot;; esac")
+        );
     }
 
     #[test]

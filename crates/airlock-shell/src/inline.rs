@@ -54,6 +54,12 @@ const SPAWN: &[&str] = &[
     "Invoke-Expression",
     "iex ",
     "eval(",
+    // Bun and Deno: their own process APIs and Bun's shell (`$\`cmd\``)
+    "Bun.spawn",
+    "Bun.$",
+    "$`",
+    "Deno.Command",
+    "Deno.run",
 ];
 const DELETE: &[&str] = &[
     "rmtree",
@@ -73,6 +79,8 @@ const DELETE: &[&str] = &[
     "remove(",
     "Remove-Item",
     "truncate(",
+    "Deno.remove",
+    "promises.rm",
 ];
 const NETWORK: &[&str] = &[
     "socket",
@@ -106,6 +114,8 @@ const NETWORK: &[&str] = &[
     "Invoke-WebRequest",
     "WebClient",
     "getline < \"/inet",
+    "Deno.connect",
+    "Bun.connect",
 ];
 const SECRETS: &[&str] = &[
     ".ssh/",
@@ -148,7 +158,18 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
                 || code.contains("printf |")
         }
         Lang::Sed => sed_executes(code),
-        Lang::Perl | Lang::Ruby => has(SPAWN) || code.contains('`'),
+        // `system "cmd"`, `exec "cmd"` and `spawn "cmd"` need no parentheses in Perl and Ruby
+        Lang::Perl | Lang::Ruby => {
+            has(SPAWN)
+                || code.contains('`')
+                || ["system", "exec", "spawn"].iter().any(|f| {
+                    code.match_indices(f).any(|(at, _)| {
+                        let after = &code[at + f.len()..];
+                        let rest = after.trim_start_matches(' ');
+                        rest.len() < after.len() && rest.starts_with(['"', '\'', '$', '@'])
+                    })
+                })
+        }
         _ => has(SPAWN),
     };
     if spawn {
@@ -274,6 +295,29 @@ mod tests {
         let c = capabilities(Lang::Python, "import shutil; shutil.rmtree('/x')");
         assert_eq!(c, vec![Capability::Delete]);
         assert!(capabilities(Lang::Python, "print(1+1)").is_empty());
+        assert_eq!(
+            capabilities(Lang::Node, "Bun.spawnSync(['make', 'clean'])"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Node, "new Deno.Command('git').outputSync()"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Node, "await Deno.remove('/srv', { recursive: true })"),
+            vec![Capability::Delete]
+        );
+        assert!(capabilities(Lang::Node, "console.log(Deno.version)").is_empty());
+        assert_eq!(
+            capabilities(Lang::Perl, "exec 'make', 'install'"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Ruby, "system \"make clean\""),
+            vec![Capability::Spawn]
+        );
+        assert!(capabilities(Lang::Perl, "print if /exec /").is_empty());
+        assert!(capabilities(Lang::Perl, "print \"system ok\\n\"").is_empty());
         assert_eq!(
             capabilities(Lang::Awk, "{ system(\"rm x\") }"),
             vec![Capability::Spawn]

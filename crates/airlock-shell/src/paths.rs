@@ -53,7 +53,12 @@ impl Target {
         let home_comps = home
             .map(|h| normalise(h.trim(), Vec::new()).0)
             .filter(|h| !h.is_empty());
-        let (comps, absolute) = if let Some(rest) = strip_home_prefix(path) {
+        let (comps, absolute) = if let Some((dir, rest)) = strip_agent_home(path) {
+            // `$HERMES_HOME/…`, `$CODEX_HOME/…`: an agent's home directory, wherever it is
+            let mut base = home_comps.clone().unwrap_or_else(|| vec!["~".to_string()]);
+            base.push(dir.to_string());
+            normalise(rest, base)
+        } else if let Some(rest) = strip_home_prefix(path) {
             let base = home_comps.clone().unwrap_or_else(|| vec!["~".to_string()]);
             normalise(rest, base)
         } else if let Some(rest) = path.strip_prefix('~') {
@@ -125,6 +130,37 @@ fn strip_home_prefix(path: &str) -> Option<&str> {
             }
             if let Some(r) = rest.strip_prefix('/') {
                 return Some(r);
+            }
+        }
+    }
+    None
+}
+
+/// `$HERMES_HOME/x`, `${CODEX_HOME}/x`, `$CLAUDE_CONFIG_DIR/x`: variables that name a coding
+/// agent's own directory, read as that directory under the home directory (its default place).
+fn strip_agent_home(path: &str) -> Option<(&'static str, &str)> {
+    const VARS: &[(&str, &str)] = &[
+        ("HERMES_HOME", ".hermes"),
+        ("CODEX_HOME", ".codex"),
+        ("CLAUDE_CONFIG_DIR", ".claude"),
+        ("GEMINI_CLI_HOME", ".gemini"),
+    ];
+    let body = path.strip_prefix('$')?;
+    for (var, dir) in VARS {
+        let rest = body
+            .strip_prefix('{')
+            .and_then(|b| b.strip_prefix(var))
+            .and_then(|b| b.strip_prefix('}'))
+            .or_else(|| {
+                body.strip_prefix(var)
+                    .filter(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+            });
+        if let Some(rest) = rest {
+            if rest.is_empty() {
+                return Some((dir, ""));
+            }
+            if let Some(r) = rest.strip_prefix('/') {
+                return Some((dir, r));
             }
         }
     }
@@ -608,6 +644,9 @@ mod tests {
             ("/repo/.mcp.json", "paths.agent_config"),
             ("~/.config/airlock/policy.toml", "paths.agent_config"),
             ("~/.hermes/config.yaml", "paths.agent_config"),
+            ("$HERMES_HOME/config.yaml", "paths.agent_config"),
+            ("${CODEX_HOME}/config.toml", "paths.agent_config"),
+            ("$CLAUDE_CONFIG_DIR/settings.json", "paths.agent_config"),
             (
                 "~/.hermes/plugins/airlock/__init__.py",
                 "paths.agent_config",
@@ -681,6 +720,8 @@ mod tests {
             "CLAUDE.md",
             "AGENTS.md",
             "/work/proj/keys.md",
+            "$HERMES_HOME/logs/run.log",
+            "$HERMES_HOMEX/config.yaml",
             ".pem",
             "",
             "   ",

@@ -209,9 +209,32 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                     "--command-timeout",
                 ],
             );
-            one(rest(argv, at))
+            match rest(argv, at) {
+                Some(inner) => vec![inner],
+                // `sudo -s` / `sudo -i` with no command: a root shell that runs whatever
+                // arrives on standard input (`sudo -s <<EOF … EOF`)
+                None if argv[1..at].iter().any(|a| {
+                    matches!(a.as_str(), "--shell" | "--login")
+                        || (a.starts_with('-')
+                            && !a.starts_with("--")
+                            && a[1..].contains(['s', 'i']))
+                }) =>
+                {
+                    vec![Inner::ReadsStdin(Lang::Shell)]
+                }
+                None => Vec::new(),
+            }
         }
-        "doas" => one(rest(argv, skip_opts(argv, 1, &["-u", "-C"]))),
+        "doas" => {
+            let at = skip_opts(argv, 1, &["-u", "-C"]);
+            match rest(argv, at) {
+                Some(inner) => vec![inner],
+                None if argv[1..at].iter().any(|a| a == "-s") => {
+                    vec![Inner::ReadsStdin(Lang::Shell)]
+                }
+                None => Vec::new(),
+            }
+        }
         "runuser" if argv.iter().any(|a| a == "-u" || a.starts_with("--user")) => {
             // `runuser -u USER CMD…` runs CMD directly; with --command it refuses to run
             if su_command(argv).is_some() {
@@ -224,7 +247,13 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             );
             one(rest(argv, at))
         }
-        "su" | "runuser" => one(su_command(argv).map(Inner::Script)),
+        // without a command, `su` starts the target user's shell, which reads its script from
+        // standard input (`echo CMD | su`)
+        "su" | "runuser" => match su_command(argv) {
+            Some(cmd) => vec![Inner::Script(cmd)],
+            None if su_opens_shell(argv) => vec![Inner::ReadsStdin(Lang::Shell)],
+            None => Vec::new(),
+        },
         "env" => one(env_inner(argv)),
         "nice" => {
             // an adjustment that is not a number makes nice fail before running anything
@@ -378,6 +407,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "eval" => one(joined(argv, 1)),
+        // `. /dev/stdin <<< CMD` sources standard input
+        "source" | "." if argv.get(1).is_some_and(|a| is_stdin_path(a)) => {
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        }
         "docker" | "podman" | "nerdctl" => one(container_command(argv)),
         "kubectl" | "oc" => {
             // `kubectl exec POD -- CMD`, `kubectl run NAME --image=X -- CMD`, `kubectl debug … -- CMD`
@@ -534,6 +567,25 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
                 None => Vec::new(),
             };
         }
+        // a short option carrying its value (`perl -MLWP::Simple`, `ruby -rjson`,
+        // `python3 -Wignore`) is one option, not a cluster of flags
+        if a.starts_with('-') && !a.starts_with("--") && a.len() > 2 {
+            let opt = a.as_bytes()[1];
+            let attached: &[u8] = match lang {
+                Lang::Perl => b"MmIxdDC",
+                Lang::Ruby => b"rIECx",
+                Lang::Python => b"WXm",
+                _ => b"",
+            };
+            if attached.contains(&opt) {
+                if lang == Lang::Python && opt == b'm' {
+                    // `python3 -mpkg`: runs a module
+                    return Vec::new();
+                }
+                i += 1;
+                continue;
+            }
+        }
         // clustered short flags ending in the code flag: `bash -ec 'cmd'`, `perl -lne 'code'`
         if a.starts_with('-') && !a.starts_with("--") && a.len() > 2 {
             let last = &a[a.len() - 1..];
@@ -614,11 +666,16 @@ fn shell_invocation(argv: &[String]) -> Vec<Inner> {
             .into_iter()
             .collect();
     }
-    if stdin || i >= argv.len() {
+    if stdin || i >= argv.len() || is_stdin_path(&argv[i]) {
         return vec![Inner::ReadsStdin(Lang::Shell)];
     }
     // a script file: its contents are not known here
     Vec::new()
+}
+
+/// Paths that name the process's own standard input.
+pub fn is_stdin_path(p: &str) -> bool {
+    matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 /// Whether `long` (without dashes) is an accepted abbreviation of `full`.
@@ -676,6 +733,32 @@ fn su_command(argv: &[String]) -> Option<String> {
         i += 1;
     }
     cmd
+}
+
+/// Whether `su`/`runuser` without a command starts a shell (not `--help`, `--version`).
+/// With `--` or more than one operand, the words after the user go to the shell as arguments
+/// (a script file or options), so what runs is not read from standard input.
+fn su_opens_shell(argv: &[String]) -> bool {
+    let mut operands = 0;
+    let mut i = 1;
+    while i < argv.len() {
+        match argv[i].as_str() {
+            "-h" | "--help" | "-V" | "--version" | "--" => return false,
+            "-s"
+            | "-g"
+            | "-G"
+            | "-w"
+            | "--shell"
+            | "--group"
+            | "--supp-group"
+            | "--whitelist-environment" => i += 1,
+            "-" => {}
+            a if a.starts_with('-') => {}
+            _ => operands += 1,
+        }
+        i += 1;
+    }
+    operands <= 1
 }
 
 /// In a short-option cluster (`-lc CMD`, `-iSvalue`), the first option that takes a value
@@ -1034,7 +1117,13 @@ mod tests {
         );
         assert_eq!(unwrap(&v("kubectl get pods -- x")), vec![]);
         assert_eq!(unwrap(&v("ssh host")), vec![Inner::ReadsStdin(Lang::Shell)]);
-        assert_eq!(unwrap(&v("sudo -i")), vec![]);
+        assert_eq!(unwrap(&v("sudo -i")), vec![Inner::ReadsStdin(Lang::Shell)]);
+        assert_eq!(unwrap(&v("sudo -l")), vec![]);
+        assert_eq!(
+            unwrap(&v("su - alice")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
+        assert_eq!(unwrap(&v("su --help")), vec![]);
     }
 
     #[test]
@@ -1084,6 +1173,14 @@ mod tests {
         );
         assert_eq!(unwrap(&v("bash")), vec![Inner::ReadsStdin(Lang::Shell)]);
         assert_eq!(unwrap(&v("bash script.sh")), vec![]);
+        assert_eq!(
+            unwrap(&v("bash /dev/stdin")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
+        assert_eq!(
+            unwrap(&v(". /dev/stdin")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
         assert_eq!(
             unwrap(&v("python3 -")),
             vec![Inner::ReadsStdin(Lang::Python)]

