@@ -36,7 +36,7 @@ pub struct PinView {
     pub updated_ms: i64,
 }
 
-fn view(p: PinRow) -> PinView {
+pub(crate) fn view(p: PinRow) -> PinView {
     PinView {
         pending_definition: p
             .pending_definition
@@ -82,8 +82,27 @@ pub async fn approve(
     Path((server, tool)): Path<(String, String)>,
     ApiJson(req): ApiJson<ApproveRequest>,
 ) -> Result<Json<Value>, ApiError> {
+    let receipt = approve_pin(&st, &caller, &server, &tool, &req.sha256).await?;
+    Ok(Json(json!({
+        "server": server,
+        "tool": tool,
+        "sha256": req.sha256,
+        "status": "approved",
+        "receipt": receipt,
+    })))
+}
+
+/// A person approves definition `sha256` of a quarantined tool (REST and inbox); returns the
+/// approval's receipt id.
+pub(crate) async fn approve_pin(
+    st: &AppState,
+    caller: &Caller,
+    server: &str,
+    tool: &str,
+    sha256: &str,
+) -> Result<String, ApiError> {
     caller.require(&[Role::Approver, Role::Admin], "re-approve MCP tools")?;
-    if !pins::is_sha256(&req.sha256) {
+    if !pins::is_sha256(sha256) {
         return Err(ApiError::bad_request(
             "INVALID_REQUEST",
             "sha256 must be 64 lowercase hex digits (the pending_sha256 you reviewed)",
@@ -91,7 +110,7 @@ pub async fn approve(
     }
     let db = st.broker.ledger().db();
     let row = db
-        .mcp_pin_get(&server, &tool)
+        .mcp_pin_get(server, tool)
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::not_found(format!("no pin for {tool} ({server})")))?;
@@ -101,7 +120,7 @@ pub async fn approve(
             format!("{tool} ({server}) is not quarantined"),
         ));
     }
-    if row.pending_sha256.as_deref() != Some(req.sha256.as_str()) {
+    if row.pending_sha256.as_deref() != Some(sha256) {
         return Err(ApiError::conflict(
             "PIN_CHANGED",
             format!(
@@ -109,8 +128,7 @@ pub async fn approve(
             ),
         ));
     }
-    let (action, assessment) =
-        pins::approval(&server, &tool, &req.sha256, &row.sha256, &caller.name);
+    let (action, assessment) = pins::approval(server, tool, sha256, &row.sha256, &caller.name);
     let receipt = crate::proxy::record::record_by(
         &st.broker,
         &caller.name,
@@ -123,12 +141,7 @@ pub async fn approve(
     .await
     .map_err(ApiError::internal)?;
     let moved = db
-        .mcp_pin_approve(
-            &server,
-            &tool,
-            Some(&req.sha256),
-            airlock_grants::system_now_ms(),
-        )
+        .mcp_pin_approve(server, tool, Some(sha256), airlock_grants::system_now_ms())
         .await
         .map_err(ApiError::internal)?;
     if !moved {
@@ -139,11 +152,5 @@ pub async fn approve(
             ),
         ));
     }
-    Ok(Json(json!({
-        "server": server,
-        "tool": tool,
-        "sha256": req.sha256,
-        "status": "approved",
-        "receipt": receipt,
-    })))
+    Ok(receipt)
 }

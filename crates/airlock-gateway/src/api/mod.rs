@@ -7,7 +7,7 @@ pub(crate) mod approvals;
 pub(crate) mod grants;
 mod ledger;
 mod links;
-mod mcp_pins;
+pub(crate) mod mcp_pins;
 mod meta;
 mod scan;
 mod tokens;

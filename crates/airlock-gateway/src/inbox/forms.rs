@@ -1,4 +1,4 @@
-//! The inbox's form posts: login, logout, answer, cancel, revoke. Every post from a logged-in
+//! The inbox's form posts: login, logout, answer, cancel, revoke, re-approve an MCP tool. Every post from a logged-in
 //! page must carry the session's CSRF token (403 CSRF_INVALID otherwise); login has no session
 //! yet, and is protected by needing the token itself.
 
@@ -200,6 +200,32 @@ pub async fn revoke(
     .await;
     match result {
         Ok(_) => Redirect::to("/inbox/grants?m=revoked").into_response(),
+        Err(e) => refused(e),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ToolForm {
+    csrf: Option<String>,
+    /// The pending definition's hash shown on the page the person read.
+    #[serde(default)]
+    sha256: String,
+}
+
+pub async fn approve_tool(
+    State(st): State<AppState>,
+    user: InboxUser,
+    Path((server, tool)): Path<(String, String)>,
+    f: Result<Form<ToolForm>, FormRejection>,
+) -> Response {
+    let result = async {
+        let f = form(f)?;
+        user.check_csrf(f.csrf.as_deref())?;
+        crate::api::mcp_pins::approve_pin(&st, user.caller(), &server, &tool, &f.sha256).await
+    }
+    .await;
+    match result {
+        Ok(_) => Redirect::to("/inbox/tools?m=tool-approved").into_response(),
         Err(e) => refused(e),
     }
 }

@@ -24,6 +24,12 @@ pub fn register(r: Routes) -> Routes {
         .add(&["GET"], "/inbox/pending", get(pages::pending_fragment))
         .add(&["GET"], "/inbox/history", get(pages::history_page))
         .add(&["GET"], "/inbox/grants", get(pages::grants_page))
+        .add(&["GET"], "/inbox/tools", get(pages::tools_page))
+        .add(
+            &["POST"],
+            "/inbox/mcp/{server}/{tool}/approve",
+            post(forms::approve_tool),
+        )
         .add(&["GET"], "/inbox/receipts/{id}", get(pages::receipt_page))
         .add(
             &["GET", "POST"],

@@ -57,6 +57,41 @@ struct GrantsPage {
 }
 
 #[derive(Template)]
+#[template(path = "tools.html")]
+struct ToolsPage {
+    user: Option<String>,
+    csrf: String,
+    flash: Option<String>,
+    tools: Vec<ToolView>,
+}
+
+/// One pinned MCP tool as the tools page shows it.
+struct ToolView {
+    server: String,
+    tool: String,
+    status: String,
+    sha256: String,
+    pending_sha256: String,
+    /// The definition a quarantined tool now presents, pretty-printed (escaped by the template).
+    pending: String,
+    /// Where its approval form posts (names percent-encoded: tool names come from servers).
+    approve_url: String,
+}
+
+/// Percent-encodes one path segment (everything but unreserved characters).
+fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[derive(Template)]
 #[template(path = "receipt.html")]
 struct ReceiptPage {
     user: Option<String>,
@@ -150,6 +185,7 @@ fn notice(n: &Notice) -> Option<String> {
         "denied" => "Denied.",
         "cancelled" => "Cancelled.",
         "revoked" => "Grant revoked.",
+        "tool-approved" => "Tool re-approved: its new definition is pinned.",
         _ => return None,
     };
     Some(text.to_string())
@@ -233,6 +269,52 @@ pub async fn grants_page(
         }
         Err(e) => ApiError::internal(e).into_response(),
     }
+}
+
+/// The MCP gateway's pinned tools; quarantined ones first, with what they now present.
+pub async fn tools_page(
+    State(st): State<AppState>,
+    user: InboxUser,
+    Query(n): Query<Notice>,
+) -> Response {
+    let rows = match st.broker.ledger().db().mcp_pin_list(None).await {
+        Ok(rows) => rows,
+        Err(e) => return ApiError::internal(e).into_response(),
+    };
+    let mut tools: Vec<ToolView> = rows
+        .into_iter()
+        .map(|p| {
+            let pending = p
+                .pending_definition
+                .as_deref()
+                .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_default();
+            ToolView {
+                approve_url: format!(
+                    "/inbox/mcp/{}/{}/approve",
+                    segment(&p.server),
+                    segment(&p.tool)
+                ),
+                server: p.server,
+                tool: p.tool,
+                status: p.status,
+                sha256: p.sha256,
+                pending_sha256: p.pending_sha256.unwrap_or_default(),
+                pending,
+            }
+        })
+        .collect();
+    tools.sort_by_key(|t| t.status != "quarantined");
+    render(
+        StatusCode::OK,
+        &ToolsPage {
+            user: Some(user.caller().name.clone()),
+            csrf: user.csrf().to_string(),
+            flash: notice(&n),
+            tools,
+        },
+    )
 }
 
 pub async fn receipt_page(

@@ -6,7 +6,6 @@ any failed check raises (non-zero exit)."""
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import urllib.request
 
@@ -103,9 +102,13 @@ async def poisoned_session(expect_listed):
 async def main():
     await first_session()
     await poisoned_session(False)
-    out = subprocess.run([AIRLOCK, "mcp", "approve-tool", "py-demo", "echo"],
-                         capture_output=True, text=True, check=False)
-    assert out.returncode == 0, out
+    # The person reads what the tool now presents and re-approves that definition over REST.
+    pins = rest("GET", "/v1/mcp/pins?server=py-demo")
+    echo = next(p for p in pins if p["tool"] == "echo")
+    assert echo["status"] == "quarantined", echo
+    assert "id_rsa" in echo["pending_definition"]["description"], echo
+    out = rest("POST", "/v1/mcp/pins/py-demo/echo/approve", {"sha256": echo["pending_sha256"]})
+    assert out["status"] == "approved" and out["receipt"], out
     await poisoned_session(True)
     print("ALL OK", flush=True)
 
