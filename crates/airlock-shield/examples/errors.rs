@@ -6,7 +6,7 @@
 //! ```text
 //! cargo run --release -p airlock-shield --features corpora --example errors -- \
 //!     [--corpora ../shared/corpora] [--split test|calib|train] [--weights FILE] \
-//!     [--corpus NAME] [--show fp|miss|all|none] [--width 300] [--dump FILE.tsv]
+//!     [--corpus NAME] [--show fp|miss|all|norules|none] [--width 300] [--dump FILE.tsv]
 //! ```
 
 use std::collections::BTreeMap;
@@ -86,6 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "all" => wrong,
             "fp" => wrong && s.label == Label::Benign,
             "miss" => wrong && s.label != Label::Benign,
+            // Attacks that no rule matched, caught or not (rule design on the training split).
+            "norules" => s.label == Label::Attack && r.matches.is_empty(),
             _ => false,
         };
         if listed {
