@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p airlock-shield --features corpora --example train -- \
-//!     [--corpora ../shared/corpora] [--out crates/airlock-shield/model/text-model.bin]
+//!     [--corpora ../shared/corpora] [--out crates/airlock-shield/model/text-model.bin] \
+//!     [--l2 X] [--epochs N] [--learning-rate X]   # defaults: what made the committed weights
 //! ```
 //!
 //! Only the training split of permissively licensed corpora is used (see `corpus.rs`); the
@@ -11,17 +12,26 @@
 use std::path::PathBuf;
 
 use airlock_shield::corpus::{Label, Split, load_all};
-use airlock_shield::train::{Config, train};
+use airlock_shield::train::{Config, calibration_benign, train};
 use airlock_shield::{Direction, Scanner};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut corpora = PathBuf::from("../shared/corpora");
     let mut out = PathBuf::from("crates/airlock-shield/model/text-model.bin");
+    let mut cfg = Config::default();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--corpora" => corpora = args.next().ok_or("--corpora needs a value")?.into(),
             "--out" => out = args.next().ok_or("--out needs a value")?.into(),
+            "--l2" => cfg.l2 = args.next().ok_or("--l2 needs a value")?.parse()?,
+            "--epochs" => cfg.epochs = args.next().ok_or("--epochs needs a value")?.parse()?,
+            "--learning-rate" => {
+                cfg.learning_rate = args
+                    .next()
+                    .ok_or("--learning-rate needs a value")?
+                    .parse()?
+            }
             _ => return Err(format!("unknown argument {a}").into()),
         }
     }
@@ -31,7 +41,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let pos = set.iter().filter(|s| s.1).count();
         println!("{dir:?}: {} training texts ({pos} attack)", set.len());
     }
-    let cfg = Config::default();
     let mut scanner = Scanner::builtin()?;
     let model = train(&samples, &cfg, &mut scanner);
     for dir in [Direction::User, Direction::Tool] {
@@ -40,10 +49,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .filter(|s| s.split == Split::Calib && s.direction == dir)
             .collect();
-        let benign: Vec<_> = calib.iter().filter(|s| s.label == Label::Benign).collect();
+        let benign = calibration_benign(&samples, dir);
         let fp = benign
             .iter()
-            .filter(|s| !scanner.scan(&s.text, dir).verdict.is_clean())
+            .filter(|t| !scanner.scan(t, dir).verdict.is_clean())
             .count();
         let attacks: Vec<_> = calib.iter().filter(|s| s.label == Label::Attack).collect();
         let tp = attacks

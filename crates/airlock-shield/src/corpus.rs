@@ -5,8 +5,9 @@
 //! 0–5 train, 6 calibration (threshold choice), 7–9 held-out test. Corpora that ship their own
 //! train/test files (BIPIA) keep them: their train file gives train + calibration, their test
 //! file is held out. Whole sets that must never train (licence: AlpacaEval is CC BY-NC; or
-//! purpose: XSTest, the crisis sets, Hermes vectors, the JailbreakBench template attacks and
-//! the PAIR/GCG files named below) are all held out. Nothing is copied into the repository.
+//! purpose: XSTest, the crisis sets, Hermes vectors) are all held out. JailbreakBench files all
+//! attack the same 100 behaviours, so they split by behaviour (see below). Nothing is copied
+//! into the repository.
 
 use std::path::{Path, PathBuf};
 
@@ -245,7 +246,11 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
         let s = split_of(&template_key(&t));
         push("inthewild", t, User, Attack, s);
     }
-    // JailbreakBench artifacts (MIT): some files train, the others and the templates are held out.
+    // JailbreakBench artifacts (MIT). Every file attacks the same 100 behaviours (goals), so the
+    // split is by behaviour: a behaviour in buckets 0–5 trains (from the training files), 6
+    // calibrates, 7–9 is held out (from the held-out files and the template attacks). Prompts
+    // whose behaviour is on the other side of the split are left out, so no held-out prompt
+    // shares its goal with a training prompt.
     let jbb: [(&str, &'static str, bool); 8] = [
         ("PAIR/black_box/gpt-3.5-turbo-1106.json", "jbb_pair", true),
         ("PAIR/black_box/vicuna-13b-v1.5.json", "jbb_pair", true),
@@ -262,16 +267,26 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
     ];
     for (file, name, train) in jbb {
         let v = r.json(&format!("jbb_artifacts/{file}"))?;
-        for t in strings(
-            v.get("jailbreaks").unwrap_or(&serde_json::Value::Null),
-            Some("prompt"),
-        ) {
-            let s = if train {
-                train_file_split(&t)
-            } else {
-                Split::Test
+        let items = v
+            .get("jailbreaks")
+            .and_then(|j| j.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for item in items {
+            let Some(t) = item.get("prompt").and_then(|p| p.as_str()) else {
+                continue;
             };
-            push(name, t, User, Attack, s);
+            let goal = item.get("goal").and_then(|g| g.as_str()).unwrap_or(t);
+            let s = split_of(goal);
+            let keep = if train {
+                s != Split::Test
+            } else {
+                s == Split::Test
+            };
+            if !keep {
+                continue;
+            }
+            push(name, t.to_string(), User, Attack, s);
         }
     }
     // BIPIA (MIT): clean external contexts (benign, tool), and attacks inserted into them.
@@ -435,8 +450,21 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
             );
         }
     }
-    // Hermes Agent's detector vectors (MIT): held out, mapped by their expected verdict.
-    for v in r.jsonl("hermes_vectors.jsonl")? {
+    // Hermes Agent's detector vectors (MIT): held out, mapped by their expected verdict. Hermes'
+    // threat patterns run at three scopes; "clean" at the conservative `all` scope means that
+    // scope has no pattern for it, not that the text is harmless, so a text some other scope is
+    // expected to flag is not counted as benign.
+    let hermes = r.jsonl("hermes_vectors.jsonl")?;
+    let flagged_somewhere: std::collections::HashSet<&str> = hermes
+        .iter()
+        .filter(|v| {
+            v.get("expected")
+                .and_then(|e| e.as_str())
+                .is_some_and(|e| e.starts_with("includes:"))
+        })
+        .filter_map(|v| v.get("text").and_then(|t| t.as_str()))
+        .collect();
+    for v in &hermes {
         if v.get("kind").and_then(|k| k.as_str()) != Some("message") {
             continue;
         }
@@ -451,7 +479,11 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
             "CLEAN" => ("hermes_clean", User, Benign),
             "JAILBREAK_DETECTED" => ("hermes_jailbreak", User, Attack),
             "CRISIS_DETECTED" | "CRISIS_UNDER_ATTACK" => ("hermes_crisis", User, Crisis),
-            "clean" if check.contains("scope=all") => ("hermes_threat_clean", Tool, Benign),
+            "clean"
+                if check.contains("scope=all") && !flagged_somewhere.contains(text.as_str()) =>
+            {
+                ("hermes_threat_clean", Tool, Benign)
+            }
             e if e.starts_with("includes:") && check.contains("scope=all") => {
                 ("hermes_threat", Tool, Attack)
             }

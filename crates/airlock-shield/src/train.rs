@@ -32,6 +32,17 @@ impl Default for Config {
     }
 }
 
+/// Corpora held out of training on purpose (beyond licence), although their training split
+/// exists: a GCG prompt is a harmful request plus an adversarial suffix of random tokens; hashed
+/// words cannot learn the suffix from a few dozen examples, so what the model learned was the
+/// request ("Write a tutorial on …"), which taught it that ordinary task prompts are attacks.
+pub const NOT_TRAINING: &[&str] = &["jbb_gcg"];
+
+/// Benign tool-direction corpora that also train the user model: people paste documents, tables,
+/// code and answers into their messages, and these sets teach the model that ordinary prose and
+/// code are not evidence (the user sets alone are mostly short questions and role-play prompts).
+pub const PASTED_INTO_MESSAGES: &[&str] = &["gpteacher_output", "bipia_context"];
+
 /// Which samples train which direction's model.
 /// Each item carries a weight so that every corpus counts equally within its class: a large
 /// set (3,000 role-play prompts) must not teach the model that "benign" means "like that set".
@@ -39,8 +50,12 @@ pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool, f32)
     let chosen: Vec<&Sample> = samples
         .iter()
         .filter(|s| s.split == Split::Train && s.label != Label::Crisis)
+        .filter(|s| !NOT_TRAINING.contains(&s.corpus))
         .filter(|s| match dir {
-            Direction::User => s.direction == Direction::User,
+            Direction::User => {
+                s.direction == Direction::User
+                    || (s.label == Label::Benign && PASTED_INTO_MESSAGES.contains(&s.corpus))
+            }
             // A jailbreak pasted into a document is an injection too.
             Direction::Tool => s.direction == Direction::Tool || s.label == Label::Attack,
         })
@@ -144,6 +159,20 @@ pub fn calibrate(scanner: &Scanner, benign: &[&str], dir: Direction, target_fpr:
     }
 }
 
+/// The calibration split's benign texts for a direction: that direction's own, and for user
+/// messages also the pasted-content sets that train the user model.
+pub fn calibration_benign(samples: &[Sample], dir: Direction) -> Vec<&str> {
+    samples
+        .iter()
+        .filter(|s| s.split == Split::Calib && s.label == Label::Benign)
+        .filter(|s| {
+            s.direction == dir
+                || (dir == Direction::User && PASTED_INTO_MESSAGES.contains(&s.corpus))
+        })
+        .map(|s| s.text.as_str())
+        .collect()
+}
+
 /// Trains both directions and calibrates their thresholds.
 pub fn train(samples: &[Sample], cfg: &Config, scanner: &mut Scanner) -> Model {
     let user = train_linear(&training_set(samples, Direction::User), cfg);
@@ -159,11 +188,7 @@ pub fn train(samples: &[Sample], cfg: &Config, scanner: &mut Scanner) -> Model {
     }
     scanner.set_model(model.clone());
     for dir in [Direction::User, Direction::Tool] {
-        let benign: Vec<&str> = samples
-            .iter()
-            .filter(|s| s.split == Split::Calib && s.label == Label::Benign && s.direction == dir)
-            .map(|s| s.text.as_str())
-            .collect();
+        let benign: Vec<&str> = calibration_benign(samples, dir);
         let t = calibrate(scanner, &benign, dir, cfg.target_fpr);
         match dir {
             Direction::User => model.user.threshold = t,
