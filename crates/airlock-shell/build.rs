@@ -7,6 +7,11 @@
 //! matches must start at the beginning of the text), so that a candidate rule whose literals
 //! are absent is skipped without compiling its regex (~2M instructions each, paid per hook
 //! process).
+//!
+//! And it encodes each pattern's ASCII form (the same pattern with Unicode off, which matches
+//! an ASCII text exactly when the pattern does) as a small postfix program that rebuilds the
+//! parsed regex tree at run time without parsing (see `src/prebuilt.rs`): parsing the long
+//! `(?x)` patterns was about a third of compiling them in a hook process.
 
 use std::{env, fmt::Write as _, fs, path::PathBuf};
 
@@ -97,13 +102,22 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
             }
             None => "None".to_string(),
         };
-        let unless = match r.get("unless").and_then(|v| v.as_str()) {
+        let unless_text = r.get("unless").and_then(|v| v.as_str());
+        let unless = match unless_text {
             Some(u) => format!("Some({u:?})"),
+            None => "None".to_string(),
+        };
+        let ascii = match ascii_program(&pattern) {
+            Some(code) => format!("Some({})", byte_string(&code)),
+            None => "None".to_string(),
+        };
+        let unless_ascii = match unless_text.and_then(ascii_program) {
+            Some(code) => format!("Some({})", byte_string(&code)),
             None => "None".to_string(),
         };
         let _ = writeln!(
             out,
-            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
+            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
             strs(r, "keywords", &at)
                 .iter()
                 .map(|k| k.to_ascii_lowercase())
@@ -161,4 +175,109 @@ fn prefix_literals(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
         return None;
     }
     Some((anchored, lits))
+}
+
+/// The pattern's ASCII form (Unicode off, bytes mode, as `regex::bytes` with `unicode(false)`)
+/// as a postfix program for `src/prebuilt.rs`; `None` when that form does not parse (a Unicode
+/// property, say: the rule then always uses its Unicode regex).
+fn ascii_program(pattern: &str) -> Option<Vec<u8>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut out = Vec::new();
+    encode(&hir, &mut out)?;
+    Some(out)
+}
+
+fn put(out: &mut Vec<u8>, n: usize) -> Option<()> {
+    out.extend_from_slice(&u32::try_from(n).ok()?.to_le_bytes());
+    Some(())
+}
+
+/// Children first, then the node: `E` empty, `L` literal, `B` byte class, `U` Unicode class,
+/// `K` look-around, `R` repetition, `C` capture, `S` concatenation, `A` alternation. Numbers
+/// are u32 little-endian; `u32::MAX` stands for "none".
+fn encode(hir: &regex_syntax::hir::Hir, out: &mut Vec<u8>) -> Option<()> {
+    use regex_syntax::hir::{Class, HirKind};
+    const NONE: usize = u32::MAX as usize;
+    match hir.kind() {
+        HirKind::Empty => out.push(b'E'),
+        HirKind::Literal(l) => {
+            out.push(b'L');
+            put(out, l.0.len())?;
+            out.extend_from_slice(&l.0);
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            out.push(b'B');
+            put(out, c.ranges().len())?;
+            for r in c.ranges() {
+                out.extend_from_slice(&[r.start(), r.end()]);
+            }
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            out.push(b'U');
+            put(out, c.ranges().len())?;
+            for r in c.ranges() {
+                put(out, r.start() as usize)?;
+                put(out, r.end() as usize)?;
+            }
+        }
+        HirKind::Look(l) => {
+            out.push(b'K');
+            put(out, l.as_repr() as usize)?;
+        }
+        HirKind::Repetition(r) => {
+            encode(&r.sub, out)?;
+            out.push(b'R');
+            put(out, r.min as usize)?;
+            put(out, r.max.map_or(NONE, |m| m as usize))?;
+            out.push(u8::from(r.greedy));
+        }
+        HirKind::Capture(c) => {
+            encode(&c.sub, out)?;
+            out.push(b'C');
+            put(out, c.index as usize)?;
+            match &c.name {
+                Some(n) => {
+                    put(out, n.len())?;
+                    out.extend_from_slice(n.as_bytes());
+                }
+                None => put(out, NONE)?,
+            }
+        }
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for s in subs {
+                encode(s, out)?;
+            }
+            out.push(if matches!(hir.kind(), HirKind::Concat(_)) {
+                b'S'
+            } else {
+                b'A'
+            });
+            put(out, subs.len())?;
+        }
+    }
+    Some(())
+}
+
+/// `bytes` as a Rust byte-string literal.
+fn byte_string(bytes: &[u8]) -> String {
+    let mut s = String::from("b\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                s.push('\\');
+                s.push(char::from(b));
+            }
+            0x20..=0x7e => s.push(char::from(b)),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('"');
+    s
 }

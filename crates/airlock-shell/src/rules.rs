@@ -20,6 +20,7 @@
 
 use airlock_core::{Decision, Severity, Tier};
 use regex::{Regex, RegexBuilder};
+use regex_automata::meta;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -108,7 +109,11 @@ pub struct Rule {
     pub unless: Option<Cow<'static, str>>,
     /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
     literals: Option<(bool, &'static [&'static [u8]])>,
+    /// Built-in rules: the ASCII forms of `pattern` and `unless` (see [`StaticRule::ascii`]).
+    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     compiled: OnceLock<Compiled>,
+    /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
+    compiled_ascii: OnceLock<Option<AsciiCompiled>>,
     pub keywords: Vec<Cow<'static, str>>,
     pub examples: Vec<Cow<'static, str>>,
     pub counter_examples: Vec<Cow<'static, str>>,
@@ -128,6 +133,11 @@ pub struct StaticRule {
     /// (worked out by `build.rs` from the pattern; `None` when there is no finite set).
     pub literals: Option<(bool, &'static [&'static [u8]])>,
     pub unless: Option<&'static str>,
+    /// The pattern's ASCII form (Unicode off), pre-parsed by `build.rs` as a program for
+    /// [`crate::prebuilt::decode`]; `None` when it has none.
+    pub ascii: Option<&'static [u8]>,
+    /// The same for `unless`.
+    pub unless_ascii: Option<&'static [u8]>,
     pub decision: Decision,
     pub tier: i64,
     pub severity: Severity,
@@ -147,6 +157,7 @@ struct Draft {
     keywords: Vec<Cow<'static, str>>,
     pattern: Cow<'static, str>,
     literals: Option<(bool, &'static [&'static [u8]])>,
+    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     unless: Option<Cow<'static, str>>,
     decision: Decision,
     tier: i64,
@@ -169,8 +180,39 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
+/// The ASCII forms of a rule's regexes (`unless`: `None` when the rule has none).
+struct AsciiCompiled {
+    pattern: meta::Regex,
+    unless: Option<meta::Regex>,
+}
+
+impl std::fmt::Debug for AsciiCompiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AsciiCompiled")
+    }
+}
+
+/// The NFA size limit for every rule regex.
+const SIZE_LIMIT: usize = 8 << 20;
+
 fn compile(p: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(p).size_limit(8 << 20).build()
+    RegexBuilder::new(p).size_limit(SIZE_LIMIT).build()
+}
+
+/// Compiles an ASCII form the way `regex::bytes::RegexBuilder` with `unicode(false)` and the
+/// same size limit would (that builder cannot start from a parsed tree).
+fn compile_ascii(p: &str, code: Option<&[u8]>) -> Option<meta::Regex> {
+    let hir = crate::prebuilt::ascii_hir(p, code)?;
+    meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(SIZE_LIMIT))
+                .hybrid_cache_capacity(2 << 20)
+                .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                .utf8_empty(false),
+        )
+        .build_from_hir(&hir)
+        .ok()
 }
 
 fn check_syntax(p: &str) -> Result<(), String> {
@@ -213,9 +255,39 @@ impl Rule {
         lits.iter().any(|l| (0..t.len().max(1)).any(|i| at(i, l)))
     }
 
+    /// The rule's ASCII forms, compiled on first use; `None` when the pattern or its `unless`
+    /// has none (or it does not compile): the Unicode regexes decide then.
+    fn compiled_ascii(&self) -> Option<&AsciiCompiled> {
+        self.compiled_ascii
+            .get_or_init(|| {
+                let pattern = compile_ascii(&self.pattern, self.ascii_code.0)?;
+                let unless = match &self.unless {
+                    Some(u) => Some(compile_ascii(u, self.ascii_code.1)?),
+                    None => None,
+                };
+                Some(AsciiCompiled { pattern, unless })
+            })
+            .as_ref()
+    }
+
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
     /// an `unless` that failed to compile never excuses.
+    ///
+    /// An ASCII text goes to the rule's ASCII forms (Unicode off), which answer the same on
+    /// ASCII texts and cost a fraction to build: a hook process compiles the regexes it needs
+    /// for its one command, and the Unicode classes' UTF-8 automata were most of that.
     pub fn fires(&self, text: &str) -> bool {
+        if text.is_ascii()
+            && let Some(a) = self.compiled_ascii()
+        {
+            return a.pattern.is_match(text)
+                && !a.unless.as_ref().is_some_and(|u| u.is_match(text));
+        }
+        self.fires_unicode(text)
+    }
+
+    /// [`Rule::fires`] with the Unicode regexes, whatever the text.
+    pub fn fires_unicode(&self, text: &str) -> bool {
         let c = self.compiled();
         let hit = c.pattern.as_ref().is_none_or(|r| r.is_match(text));
         let excused = matches!(&c.unless, Some(Some(u)) if u.is_match(text));
@@ -397,6 +469,7 @@ impl RuleSet {
                         .collect(),
                     pattern: Cow::Owned(spec.pattern),
                     literals: None,
+                    ascii_code: (None, None),
                     unless: spec.unless.map(Cow::Owned),
                     decision: spec.decision,
                     tier: i64::from(spec.tier),
@@ -422,6 +495,7 @@ impl RuleSet {
                 keywords: r.keywords.iter().map(|k| Cow::Borrowed(*k)).collect(),
                 pattern: Cow::Borrowed(r.pattern),
                 literals: r.literals,
+                ascii_code: (r.ascii, r.unless_ascii),
                 unless: r.unless.map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
@@ -482,7 +556,9 @@ impl RuleSet {
                 pattern: d.pattern,
                 unless: d.unless,
                 literals: d.literals,
+                ascii_code: d.ascii_code,
                 compiled: OnceLock::new(),
+                compiled_ascii: OnceLock::new(),
                 keywords: d.keywords,
                 examples: d.examples,
                 counter_examples: d.counter_examples,
@@ -590,6 +666,72 @@ mod tests {
             "g",
         ] {
             assert_eq!(indexed(&ix, text), naive(KEYWORDS, text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_builtin_rule_has_an_ascii_form() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        let missing: Vec<&str> = set
+            .rules()
+            .iter()
+            .filter(|r| r.compiled_ascii().is_none())
+            .map(|r| r.id.as_str())
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+    }
+
+    /// Every rule's ASCII form answers as its Unicode regexes on every ASCII example text of
+    /// every rule (whole command lines and their words).
+    #[test]
+    fn ascii_forms_agree_with_unicode_on_the_examples() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        let mut texts: Vec<&str> = Vec::new();
+        for r in BUILTIN_TABLE {
+            for e in r.examples.iter().chain(r.counter_examples) {
+                texts.push(e);
+                texts.extend(e.split(['|', ';', '&', '(', ')', '`', '$']).map(str::trim));
+            }
+        }
+        texts.retain(|t| t.is_ascii());
+        assert!(texts.len() > 1000, "{}", texts.len());
+        let mut fired = 0;
+        for r in set.rules() {
+            for t in &texts {
+                let u = r.fires_unicode(t);
+                assert_eq!(r.fires(t), u, "{} on {t:?}", r.id);
+                fired += usize::from(u);
+            }
+        }
+        assert!(fired > 500, "{fired}");
+    }
+
+    proptest! {
+        /// The same on made-up texts built from the rules' keywords and printable ASCII.
+        #[test]
+        fn ascii_forms_agree_with_unicode_on_any_ascii_text(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(
+                        BUILTIN_TABLE
+                            .iter()
+                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
+                            .collect::<Vec<_>>()
+                    ),
+                    " ",
+                    "[ -~\t\n\x0b\x0c\r]{0,4}",
+                ],
+                1..10,
+            ),
+        ) {
+            let text = pieces.concat();
+            let set = crate::Analyzer::builtin()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+                .rules();
+            for r in set.rules() {
+                prop_assert_eq!(r.fires(&text), r.fires_unicode(&text), "{} on {:?}", r.id, text);
+            }
         }
     }
 
