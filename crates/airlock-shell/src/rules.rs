@@ -7,13 +7,19 @@
 //! every example against the prefilter).
 //!
 //! The keyword pass is a [`KeywordIndex`]: keywords bucketed by their first two bytes, with a
-//! 65,536-bit map of which byte pairs start any keyword. Building it is a sort (~0.1M
-//! instructions); the Aho-Corasick automaton it replaced cost ~6M instructions to build, paid by
+//! 65,536-bit map of which byte pairs start any keyword. Building it is a sort (~0.27M
+//! instructions for the built-in packs, whose indexes `build.rs` therefore builds ahead of
+//! time); the Aho-Corasick automaton it replaced cost ~6M instructions to build, paid by
 //! every hook process, for no gain on texts of a few dozen bytes.
 //!
 //! Regexes compile lazily, the first time the prefilter names their rule: compiling every
 //! pack up front cost ~100 ms, which every hook process would pay. Loading only checks the
 //! syntax (cheap); the tests compile every pattern, so a broken rule still fails the build.
+//!
+//! An ASCII text (almost every command) goes to each rule's ASCII form: the same pattern with
+//! Unicode off, which answers the same on ASCII texts and compiles in a fraction (built-in
+//! patterns arrive pre-parsed from `build.rs`, see `prebuilt`). Other texts use the regexes as
+//! written.
 //!
 //! Why not one `RegexSet` over all rules: with a few hundred patterns its lazy DFA outgrows its
 //! cache and matching slowed from ~2 µs to ~150 µs per text; candidates average under five.
@@ -331,21 +337,27 @@ pub struct RuleSet {
 /// Finds every occurrence of a set of keywords in a text, ASCII case-insensitively, and
 /// reports which rules own the keywords found (the same answer as an overlapping Aho-Corasick
 /// search, which it replaced because building that automaton dominated a hook's start-up).
-#[derive(Debug, Default)]
+///
+/// The built-in packs' indexes are built by `build.rs` ([`BUILTIN_KEYWORDS`]) and borrowed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct KeywordIndex {
     /// Keywords of two bytes or more, sorted by their first two bytes.
-    long: Vec<Keyword>,
+    long: Cow<'static, [Keyword]>,
     /// The lowercase bytes of every long keyword, one after the other.
-    bytes: Vec<u8>,
+    bytes: Cow<'static, [u8]>,
     /// Bit `(a << 8) | b` is set when some keyword starts with the (lowercase) bytes `a`, `b`.
-    pairs: Vec<u64>,
+    pairs: Cow<'static, [u64]>,
     /// One-byte keywords (lowercase) with their rule.
-    single: Vec<(u8, usize)>,
+    single: Cow<'static, [(u8, usize)]>,
     /// Bit `b` is set when `b` is a one-byte keyword.
     single_bytes: [u64; 4],
 }
 
-#[derive(Debug)]
+/// The built-in packs' keyword indexes, one per [`Target`] in [`Target::ALL`]'s order, as
+/// [`KeywordIndex::new`] would build them over [`BUILTIN_TABLE`] (a test checks).
+static BUILTIN_KEYWORDS: [KeywordIndex; 4] = include!(concat!(env!("OUT_DIR"), "/keywords.rs"));
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Keyword {
     /// First two bytes, lowercase, as `(a << 8) | b`.
     pair: u16,
@@ -363,33 +375,33 @@ impl KeywordIndex {
     /// Indexes `(keyword, rule)` pairs; keywords match ASCII case-insensitively. Empty keywords
     /// are ignored (loading refuses them).
     pub fn new<'k>(keywords: impl IntoIterator<Item = (&'k str, usize)>) -> Self {
-        let mut ix = KeywordIndex {
-            pairs: vec![0; 1 << 10],
-            ..Default::default()
-        };
+        let mut long = Vec::new();
+        let mut bytes = Vec::new();
+        let mut pairs = vec![0u64; 1 << 10];
+        let mut single = Vec::new();
+        let mut single_bytes = [0u64; 4];
         for (k, rule) in keywords {
             let k = k.as_bytes();
             match k {
                 [] => {}
                 [b] => {
                     let b = b.to_ascii_lowercase();
-                    ix.single.push((b, rule));
-                    ix.single_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+                    single.push((b, rule));
+                    single_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
                 }
                 [a, b, ..] => {
                     let pair = pair_of(*a, *b);
-                    ix.pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
-                    let (Ok(start), Ok(len)) =
-                        (u32::try_from(ix.bytes.len()), u32::try_from(k.len()))
+                    pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+                    let (Ok(start), Ok(len)) = (u32::try_from(bytes.len()), u32::try_from(k.len()))
                     else {
                         // over 4 GiB of keywords: cannot happen with real packs; keep the rule a
                         // candidate for every text rather than lose it
-                        ix.single.extend((0..=255u8).map(|b| (b, rule)));
-                        ix.single_bytes = [u64::MAX; 4];
+                        single.extend((0..=255u8).map(|b| (b, rule)));
+                        single_bytes = [u64::MAX; 4];
                         continue;
                     };
-                    ix.bytes.extend(k.iter().map(u8::to_ascii_lowercase));
-                    ix.long.push(Keyword {
+                    bytes.extend(k.iter().map(u8::to_ascii_lowercase));
+                    long.push(Keyword {
                         pair,
                         start,
                         len,
@@ -398,8 +410,14 @@ impl KeywordIndex {
                 }
             }
         }
-        ix.long.sort_unstable_by_key(|k| (k.pair, k.start));
-        ix
+        long.sort_unstable_by_key(|k| (k.pair, k.start));
+        KeywordIndex {
+            long: Cow::Owned(long),
+            bytes: Cow::Owned(bytes),
+            pairs: Cow::Owned(pairs),
+            single: Cow::Owned(single),
+            single_bytes,
+        }
     }
 
     /// Calls `found(rule)` for every keyword occurrence in `text` (a rule may be reported
@@ -411,7 +429,7 @@ impl KeywordIndex {
             if single {
                 let b = t[i].to_ascii_lowercase();
                 if self.single_bytes[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
-                    for &(s, rule) in &self.single {
+                    for &(s, rule) in self.single.iter() {
                         if s == b {
                             found(rule);
                         }
@@ -481,11 +499,12 @@ impl RuleSet {
                 });
             }
         }
-        Self::load(drafts, true)
+        Self::load(drafts, None)
     }
 
-    /// The packs compiled into the binary, pre-parsed by `build.rs`. Their patterns are not
-    /// re-checked here: the tests compile every one of them, and every hook process would pay.
+    /// The packs compiled into the binary, pre-parsed by `build.rs`, which also checked what
+    /// loading checks and built the keyword indexes. Their patterns are not re-checked here:
+    /// the tests compile every one of them, and every hook process would pay.
     pub fn builtin() -> Result<Self, RuleError> {
         let drafts = BUILTIN_TABLE
             .iter()
@@ -510,10 +529,16 @@ impl RuleSet {
                     .collect(),
             })
             .collect();
-        Self::load(drafts, false)
+        Self::load(drafts, Some(&BUILTIN_KEYWORDS))
     }
 
-    fn load(drafts: Vec<Draft>, check_patterns: bool) -> Result<Self, RuleError> {
+    /// `prebuilt`: the keyword indexes `build.rs` made for the built-in table, whose rules it
+    /// has already checked; `None` for packs read at run time, which are checked here.
+    fn load(
+        drafts: Vec<Draft>,
+        prebuilt: Option<&'static [KeywordIndex; 4]>,
+    ) -> Result<Self, RuleError> {
+        let check = prebuilt.is_none();
         let mut rules = Vec::with_capacity(drafts.len());
         let mut seen = std::collections::HashSet::new();
         let mut kinds: Vec<Vec<usize>> = vec![Vec::new(); Target::ALL.len()];
@@ -522,23 +547,25 @@ impl RuleSet {
                 id: d.id.clone(),
                 problem: problem.to_string(),
             };
-            if !seen.insert(d.id.clone()) {
-                return Err(bad("duplicate rule id"));
-            }
-            if d.keywords.is_empty() || d.keywords.iter().any(|k| k.trim().is_empty()) {
-                return Err(bad("needs at least one non-empty keyword"));
-            }
-            if d.examples.is_empty() {
-                return Err(bad("needs at least one `match` example"));
-            }
-            if d.message.trim().is_empty() {
-                return Err(bad("needs a message"));
+            if check {
+                if !seen.insert(d.id.clone()) {
+                    return Err(bad("duplicate rule id"));
+                }
+                if d.keywords.is_empty() || d.keywords.iter().any(|k| k.trim().is_empty()) {
+                    return Err(bad("needs at least one non-empty keyword"));
+                }
+                if d.examples.is_empty() {
+                    return Err(bad("needs at least one `match` example"));
+                }
+                if d.message.trim().is_empty() {
+                    return Err(bad("needs a message"));
+                }
             }
             let tier = u8::try_from(d.tier)
                 .map_err(|_| format!("tier must be 0-4, got {}", d.tier))
                 .and_then(Tier::try_from)
                 .map_err(|e| bad(&e))?;
-            if check_patterns {
+            if check {
                 check_syntax(&d.pattern).map_err(|e| bad(&format!("pattern: {e}")))?;
                 if let Some(u) = &d.unless {
                     check_syntax(u).map_err(|e| bad(&format!("unless: {e}")))?;
@@ -564,16 +591,19 @@ impl RuleSet {
                 counter_examples: d.counter_examples,
             });
         }
-        let keywords = kinds
-            .iter()
-            .map(|members| {
-                KeywordIndex::new(
-                    members
-                        .iter()
-                        .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
-                )
-            })
-            .collect();
+        let keywords = match prebuilt {
+            Some(ix) => ix.to_vec(),
+            None => kinds
+                .iter()
+                .map(|members| {
+                    KeywordIndex::new(
+                        members
+                            .iter()
+                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
+                    )
+                })
+                .collect(),
+        };
         Ok(RuleSet {
             rules,
             keywords,
@@ -667,6 +697,25 @@ mod tests {
         ] {
             assert_eq!(indexed(&ix, text), naive(KEYWORDS, text), "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_prebuilt_keyword_indexes_are_what_new_builds() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        for on in Target::ALL {
+            let built = KeywordIndex::new(
+                set.kinds[on.index()]
+                    .iter()
+                    .flat_map(|&i| BUILTIN_TABLE[i].keywords.iter().map(move |k| (*k, i))),
+            );
+            assert_eq!(BUILTIN_KEYWORDS[on.index()], built, "{on:?}");
+            assert_eq!(set.keywords[on.index()], built, "{on:?}");
+        }
+        // and the table's rules are the set's, in order
+        for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
+            assert_eq!(r.id, s.full_id);
+        }
+        assert_eq!(set.rules().len(), BUILTIN_TABLE.len());
     }
 
     #[test]
