@@ -7,6 +7,14 @@
 //! matches must start at the beginning of the text), so that a candidate rule whose literals
 //! are absent is skipped without compiling its regex (~2M instructions each, paid per hook
 //! process).
+//!
+//! And it encodes each pattern's ASCII form (the same pattern with Unicode off, which matches
+//! an ASCII text exactly when the pattern does) as a small postfix program that rebuilds the
+//! parsed regex tree at run time without parsing (see `src/prebuilt.rs`): parsing the long
+//! `(?x)` patterns was about a third of compiling them in a hook process.
+//!
+//! It also checks what loading a pack checks (unique ids, keywords, examples, message, tier)
+//! and builds the packs' keyword indexes, so `RuleSet::builtin` neither checks nor indexes.
 
 use std::{env, fmt::Write as _, fs, path::PathBuf};
 
@@ -23,6 +31,7 @@ fn main() {
     files.sort();
     let mut texts = String::from("[\n");
     let mut table = String::from("&[\n");
+    let mut index = Vec::new();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f
@@ -35,19 +44,38 @@ fn main() {
             f.display().to_string()
         );
         let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
-        emit_pack(&name, &text, &mut table);
+        emit_pack(&name, &text, &mut table, &mut index);
     }
     texts.push(']');
     table.push(']');
+    let mut seen = std::collections::HashSet::new();
+    for (id, _, _) in &index {
+        if !seen.insert(id) {
+            panic!("rules/shell: duplicate rule id {id:?}");
+        }
+    }
+    let keywords = keyword_indexes(&index);
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
-    for (file, body) in [("packs.rs", texts), ("table.rs", table)] {
+    for (file, body) in [
+        ("packs.rs", texts),
+        ("table.rs", table),
+        ("keywords.rs", keywords),
+    ] {
         if let Err(e) = fs::write(out.join(file), body) {
             panic!("cannot write {file}: {e}");
         }
     }
 }
 
-fn emit_pack(name: &str, text: &str, out: &mut String) {
+/// Writes the pack's rules into `out` and pushes `(full id, target index, keywords)` for each
+/// onto `index`. Checks what `RuleSet::load` checks for packs read at run time, so the built-in
+/// table loads without checking again.
+fn emit_pack(
+    name: &str,
+    text: &str,
+    out: &mut String,
+    index: &mut Vec<(String, usize, Vec<String>)>,
+) {
     let doc: toml::Table = text
         .parse()
         .unwrap_or_else(|e| panic!("rules/shell/{name}: invalid TOML: {e}"));
@@ -65,11 +93,12 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
             "{name}: rule {:?}",
             r.get("id").and_then(|v| v.as_str()).unwrap_or("?")
         );
-        let on = match r.get("on").and_then(|v| v.as_str()).unwrap_or("command") {
-            "command" => "Command",
-            "pipeline" => "Pipeline",
-            "redirect" => "Redirect",
-            "code" => "Code",
+        let (on, on_index) = match r.get("on").and_then(|v| v.as_str()).unwrap_or("command") {
+            // the order of `Target::ALL`
+            "command" => ("Command", 0),
+            "pipeline" => ("Pipeline", 1),
+            "redirect" => ("Redirect", 2),
+            "code" => ("Code", 3),
             other => panic!("{at}: unknown `on = {other:?}`"),
         };
         let decision = match str_field(r, "decision", &at).as_str() {
@@ -87,8 +116,25 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
             other => panic!("{at}: unknown severity {other:?}"),
         };
         let tier = r.get("tier").and_then(|v| v.as_integer()).unwrap_or(-1);
+        if !(0..=4).contains(&tier) {
+            panic!("{at}: tier must be 0-4");
+        }
         let id = str_field(r, "id", &at);
         let full_id = format!("{pack}.{id}");
+        let keywords: Vec<String> = strs(r, "keywords", &at)
+            .iter()
+            .map(|k| k.to_ascii_lowercase())
+            .collect();
+        if keywords.is_empty() || keywords.iter().any(|k| k.trim().is_empty()) {
+            panic!("{at}: needs at least one non-empty keyword");
+        }
+        if strs(r, "match", &at).is_empty() {
+            panic!("{at}: needs at least one `match` example");
+        }
+        if str_field(r, "message", &at).trim().is_empty() {
+            panic!("{at}: needs a message");
+        }
+        index.push((full_id.clone(), on_index, keywords.clone()));
         let pattern = str_field(r, "pattern", &at);
         let literals = match prefix_literals(&pattern) {
             Some((anchored, lits)) => {
@@ -97,17 +143,23 @@ fn emit_pack(name: &str, text: &str, out: &mut String) {
             }
             None => "None".to_string(),
         };
-        let unless = match r.get("unless").and_then(|v| v.as_str()) {
+        let unless_text = r.get("unless").and_then(|v| v.as_str());
+        let unless = match unless_text {
             Some(u) => format!("Some({u:?})"),
+            None => "None".to_string(),
+        };
+        let ascii = match ascii_program(&pattern) {
+            Some(code) => format!("Some({})", byte_string(&code)),
+            None => "None".to_string(),
+        };
+        let unless_ascii = match unless_text.and_then(ascii_program) {
+            Some(code) => format!("Some({})", byte_string(&code)),
             None => "None".to_string(),
         };
         let _ = writeln!(
             out,
-            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
-            strs(r, "keywords", &at)
-                .iter()
-                .map(|k| k.to_ascii_lowercase())
-                .collect::<Vec<_>>(),
+            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
+            keywords,
             str_field(r, "message", &at),
             r.get("remediation").and_then(|v| v.as_str()).unwrap_or(""),
             strs(r, "match", &at),
@@ -161,4 +213,160 @@ fn prefix_literals(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
         return None;
     }
     Some((anchored, lits))
+}
+
+/// The pattern's ASCII form (Unicode off, bytes mode, as `regex::bytes` with `unicode(false)`)
+/// as a postfix program for `src/prebuilt.rs`; `None` when that form does not parse (a Unicode
+/// property, say: the rule then always uses its Unicode regex).
+fn ascii_program(pattern: &str) -> Option<Vec<u8>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut out = Vec::new();
+    encode(&hir, &mut out)?;
+    Some(out)
+}
+
+fn put(out: &mut Vec<u8>, n: usize) -> Option<()> {
+    out.extend_from_slice(&u32::try_from(n).ok()?.to_le_bytes());
+    Some(())
+}
+
+/// Children first, then the node: `E` empty, `L` literal, `B` byte class, `U` Unicode class,
+/// `K` look-around, `R` repetition, `C` capture, `S` concatenation, `A` alternation. Numbers
+/// are u32 little-endian; `u32::MAX` stands for "none".
+fn encode(hir: &regex_syntax::hir::Hir, out: &mut Vec<u8>) -> Option<()> {
+    use regex_syntax::hir::{Class, HirKind};
+    const NONE: usize = u32::MAX as usize;
+    match hir.kind() {
+        HirKind::Empty => out.push(b'E'),
+        HirKind::Literal(l) => {
+            out.push(b'L');
+            put(out, l.0.len())?;
+            out.extend_from_slice(&l.0);
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            out.push(b'B');
+            put(out, c.ranges().len())?;
+            for r in c.ranges() {
+                out.extend_from_slice(&[r.start(), r.end()]);
+            }
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            out.push(b'U');
+            put(out, c.ranges().len())?;
+            for r in c.ranges() {
+                put(out, r.start() as usize)?;
+                put(out, r.end() as usize)?;
+            }
+        }
+        HirKind::Look(l) => {
+            out.push(b'K');
+            put(out, l.as_repr() as usize)?;
+        }
+        HirKind::Repetition(r) => {
+            encode(&r.sub, out)?;
+            out.push(b'R');
+            put(out, r.min as usize)?;
+            put(out, r.max.map_or(NONE, |m| m as usize))?;
+            out.push(u8::from(r.greedy));
+        }
+        HirKind::Capture(c) => {
+            encode(&c.sub, out)?;
+            out.push(b'C');
+            put(out, c.index as usize)?;
+            match &c.name {
+                Some(n) => {
+                    put(out, n.len())?;
+                    out.extend_from_slice(n.as_bytes());
+                }
+                None => put(out, NONE)?,
+            }
+        }
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for s in subs {
+                encode(s, out)?;
+            }
+            out.push(if matches!(hir.kind(), HirKind::Concat(_)) {
+                b'S'
+            } else {
+                b'A'
+            });
+            put(out, subs.len())?;
+        }
+    }
+    Some(())
+}
+
+/// `bytes` as a Rust byte-string literal.
+fn byte_string(bytes: &[u8]) -> String {
+    let mut s = String::from("b\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                s.push('\\');
+                s.push(char::from(b));
+            }
+            0x20..=0x7e => s.push(char::from(b)),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// The four keyword indexes (one per target, in `Target::ALL` order) as `KeywordIndex::new`
+/// builds them, as a Rust array of statics: building them cost every hook process about 0.27M
+/// instructions. A test checks they equal what `KeywordIndex::new` builds.
+fn keyword_indexes(index: &[(String, usize, Vec<String>)]) -> String {
+    let mut out = String::from("[\n");
+    for target in 0..4 {
+        let mut long: Vec<(u16, usize, usize, usize)> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut pairs = vec![0u64; 1 << 10];
+        let mut single: Vec<(u8, usize)> = Vec::new();
+        let mut single_bytes = [0u64; 4];
+        for (rule, (_, on, keywords)) in index.iter().enumerate() {
+            if *on != target {
+                continue;
+            }
+            for k in keywords {
+                match k.as_bytes() {
+                    [] => {}
+                    [b] => {
+                        let b = b.to_ascii_lowercase();
+                        single.push((b, rule));
+                        single_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+                    }
+                    [a, b, ..] => {
+                        let pair = (u16::from(a.to_ascii_lowercase()) << 8)
+                            | u16::from(b.to_ascii_lowercase());
+                        pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+                        long.push((pair, bytes.len(), k.len(), rule));
+                        bytes.extend(k.bytes().map(|c| c.to_ascii_lowercase()));
+                    }
+                }
+            }
+        }
+        long.sort_unstable_by_key(|k| (k.0, k.1));
+        let _ = write!(out, "    KeywordIndex {{ long: Cow::Borrowed(&[");
+        for (pair, start, len, rule) in &long {
+            let _ = write!(
+                out,
+                "Keyword {{ pair: {pair}, start: {start}, len: {len}, rule: {rule} }}, "
+            );
+        }
+        let _ = writeln!(
+            out,
+            "]), bytes: Cow::Borrowed({}), pairs: Cow::Borrowed(&{pairs:?}), single: Cow::Borrowed(&{single:?}), single_bytes: {single_bytes:?} }},",
+            byte_string(&bytes)
+        );
+    }
+    out.push(']');
+    out
 }

@@ -15,6 +15,7 @@ mod dest;
 pub mod evasion;
 pub mod inline;
 pub mod paths;
+mod prebuilt;
 pub mod readonly;
 pub mod rules;
 pub mod unwrap;

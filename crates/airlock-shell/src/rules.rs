@@ -7,19 +7,26 @@
 //! every example against the prefilter).
 //!
 //! The keyword pass is a [`KeywordIndex`]: keywords bucketed by their first two bytes, with a
-//! 65,536-bit map of which byte pairs start any keyword. Building it is a sort (~0.1M
-//! instructions); the Aho-Corasick automaton it replaced cost ~6M instructions to build, paid by
+//! 65,536-bit map of which byte pairs start any keyword. Building it is a sort (~0.27M
+//! instructions for the built-in packs, whose indexes `build.rs` therefore builds ahead of
+//! time); the Aho-Corasick automaton it replaced cost ~6M instructions to build, paid by
 //! every hook process, for no gain on texts of a few dozen bytes.
 //!
 //! Regexes compile lazily, the first time the prefilter names their rule: compiling every
 //! pack up front cost ~100 ms, which every hook process would pay. Loading only checks the
 //! syntax (cheap); the tests compile every pattern, so a broken rule still fails the build.
 //!
+//! An ASCII text (almost every command) goes to each rule's ASCII form: the same pattern with
+//! Unicode off, which answers the same on ASCII texts and compiles in a fraction (built-in
+//! patterns arrive pre-parsed from `build.rs`, see `prebuilt`). Other texts use the regexes as
+//! written.
+//!
 //! Why not one `RegexSet` over all rules: with a few hundred patterns its lazy DFA outgrows its
 //! cache and matching slowed from ~2 µs to ~150 µs per text; candidates average under five.
 
 use airlock_core::{Decision, Severity, Tier};
 use regex::{Regex, RegexBuilder};
+use regex_automata::meta;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -108,7 +115,11 @@ pub struct Rule {
     pub unless: Option<Cow<'static, str>>,
     /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
     literals: Option<(bool, &'static [&'static [u8]])>,
+    /// Built-in rules: the ASCII forms of `pattern` and `unless` (see [`StaticRule::ascii`]).
+    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     compiled: OnceLock<Compiled>,
+    /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
+    compiled_ascii: OnceLock<Option<AsciiCompiled>>,
     pub keywords: Vec<Cow<'static, str>>,
     pub examples: Vec<Cow<'static, str>>,
     pub counter_examples: Vec<Cow<'static, str>>,
@@ -128,6 +139,11 @@ pub struct StaticRule {
     /// (worked out by `build.rs` from the pattern; `None` when there is no finite set).
     pub literals: Option<(bool, &'static [&'static [u8]])>,
     pub unless: Option<&'static str>,
+    /// The pattern's ASCII form (Unicode off), pre-parsed by `build.rs` as a program for
+    /// [`crate::prebuilt::decode`]; `None` when it has none.
+    pub ascii: Option<&'static [u8]>,
+    /// The same for `unless`.
+    pub unless_ascii: Option<&'static [u8]>,
     pub decision: Decision,
     pub tier: i64,
     pub severity: Severity,
@@ -147,6 +163,7 @@ struct Draft {
     keywords: Vec<Cow<'static, str>>,
     pattern: Cow<'static, str>,
     literals: Option<(bool, &'static [&'static [u8]])>,
+    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     unless: Option<Cow<'static, str>>,
     decision: Decision,
     tier: i64,
@@ -169,8 +186,39 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
+/// The ASCII forms of a rule's regexes (`unless`: `None` when the rule has none).
+struct AsciiCompiled {
+    pattern: meta::Regex,
+    unless: Option<meta::Regex>,
+}
+
+impl std::fmt::Debug for AsciiCompiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AsciiCompiled")
+    }
+}
+
+/// The NFA size limit for every rule regex.
+const SIZE_LIMIT: usize = 8 << 20;
+
 fn compile(p: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(p).size_limit(8 << 20).build()
+    RegexBuilder::new(p).size_limit(SIZE_LIMIT).build()
+}
+
+/// Compiles an ASCII form the way `regex::bytes::RegexBuilder` with `unicode(false)` and the
+/// same size limit would (that builder cannot start from a parsed tree).
+fn compile_ascii(p: &str, code: Option<&[u8]>) -> Option<meta::Regex> {
+    let hir = crate::prebuilt::ascii_hir(p, code)?;
+    meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(SIZE_LIMIT))
+                .hybrid_cache_capacity(2 << 20)
+                .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                .utf8_empty(false),
+        )
+        .build_from_hir(&hir)
+        .ok()
 }
 
 fn check_syntax(p: &str) -> Result<(), String> {
@@ -213,9 +261,39 @@ impl Rule {
         lits.iter().any(|l| (0..t.len().max(1)).any(|i| at(i, l)))
     }
 
+    /// The rule's ASCII forms, compiled on first use; `None` when the pattern or its `unless`
+    /// has none (or it does not compile): the Unicode regexes decide then.
+    fn compiled_ascii(&self) -> Option<&AsciiCompiled> {
+        self.compiled_ascii
+            .get_or_init(|| {
+                let pattern = compile_ascii(&self.pattern, self.ascii_code.0)?;
+                let unless = match &self.unless {
+                    Some(u) => Some(compile_ascii(u, self.ascii_code.1)?),
+                    None => None,
+                };
+                Some(AsciiCompiled { pattern, unless })
+            })
+            .as_ref()
+    }
+
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
     /// an `unless` that failed to compile never excuses.
+    ///
+    /// An ASCII text goes to the rule's ASCII forms (Unicode off), which answer the same on
+    /// ASCII texts and cost a fraction to build: a hook process compiles the regexes it needs
+    /// for its one command, and the Unicode classes' UTF-8 automata were most of that.
     pub fn fires(&self, text: &str) -> bool {
+        if text.is_ascii()
+            && let Some(a) = self.compiled_ascii()
+        {
+            return a.pattern.is_match(text)
+                && !a.unless.as_ref().is_some_and(|u| u.is_match(text));
+        }
+        self.fires_unicode(text)
+    }
+
+    /// [`Rule::fires`] with the Unicode regexes, whatever the text.
+    pub fn fires_unicode(&self, text: &str) -> bool {
         let c = self.compiled();
         let hit = c.pattern.as_ref().is_none_or(|r| r.is_match(text));
         let excused = matches!(&c.unless, Some(Some(u)) if u.is_match(text));
@@ -259,21 +337,27 @@ pub struct RuleSet {
 /// Finds every occurrence of a set of keywords in a text, ASCII case-insensitively, and
 /// reports which rules own the keywords found (the same answer as an overlapping Aho-Corasick
 /// search, which it replaced because building that automaton dominated a hook's start-up).
-#[derive(Debug, Default)]
+///
+/// The built-in packs' indexes are built by `build.rs` ([`BUILTIN_KEYWORDS`]) and borrowed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct KeywordIndex {
     /// Keywords of two bytes or more, sorted by their first two bytes.
-    long: Vec<Keyword>,
+    long: Cow<'static, [Keyword]>,
     /// The lowercase bytes of every long keyword, one after the other.
-    bytes: Vec<u8>,
+    bytes: Cow<'static, [u8]>,
     /// Bit `(a << 8) | b` is set when some keyword starts with the (lowercase) bytes `a`, `b`.
-    pairs: Vec<u64>,
+    pairs: Cow<'static, [u64]>,
     /// One-byte keywords (lowercase) with their rule.
-    single: Vec<(u8, usize)>,
+    single: Cow<'static, [(u8, usize)]>,
     /// Bit `b` is set when `b` is a one-byte keyword.
     single_bytes: [u64; 4],
 }
 
-#[derive(Debug)]
+/// The built-in packs' keyword indexes, one per [`Target`] in [`Target::ALL`]'s order, as
+/// [`KeywordIndex::new`] would build them over [`BUILTIN_TABLE`] (a test checks).
+static BUILTIN_KEYWORDS: [KeywordIndex; 4] = include!(concat!(env!("OUT_DIR"), "/keywords.rs"));
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Keyword {
     /// First two bytes, lowercase, as `(a << 8) | b`.
     pair: u16,
@@ -291,33 +375,33 @@ impl KeywordIndex {
     /// Indexes `(keyword, rule)` pairs; keywords match ASCII case-insensitively. Empty keywords
     /// are ignored (loading refuses them).
     pub fn new<'k>(keywords: impl IntoIterator<Item = (&'k str, usize)>) -> Self {
-        let mut ix = KeywordIndex {
-            pairs: vec![0; 1 << 10],
-            ..Default::default()
-        };
+        let mut long = Vec::new();
+        let mut bytes = Vec::new();
+        let mut pairs = vec![0u64; 1 << 10];
+        let mut single = Vec::new();
+        let mut single_bytes = [0u64; 4];
         for (k, rule) in keywords {
             let k = k.as_bytes();
             match k {
                 [] => {}
                 [b] => {
                     let b = b.to_ascii_lowercase();
-                    ix.single.push((b, rule));
-                    ix.single_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+                    single.push((b, rule));
+                    single_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
                 }
                 [a, b, ..] => {
                     let pair = pair_of(*a, *b);
-                    ix.pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
-                    let (Ok(start), Ok(len)) =
-                        (u32::try_from(ix.bytes.len()), u32::try_from(k.len()))
+                    pairs[usize::from(pair >> 6)] |= 1 << (pair & 63);
+                    let (Ok(start), Ok(len)) = (u32::try_from(bytes.len()), u32::try_from(k.len()))
                     else {
                         // over 4 GiB of keywords: cannot happen with real packs; keep the rule a
                         // candidate for every text rather than lose it
-                        ix.single.extend((0..=255u8).map(|b| (b, rule)));
-                        ix.single_bytes = [u64::MAX; 4];
+                        single.extend((0..=255u8).map(|b| (b, rule)));
+                        single_bytes = [u64::MAX; 4];
                         continue;
                     };
-                    ix.bytes.extend(k.iter().map(u8::to_ascii_lowercase));
-                    ix.long.push(Keyword {
+                    bytes.extend(k.iter().map(u8::to_ascii_lowercase));
+                    long.push(Keyword {
                         pair,
                         start,
                         len,
@@ -326,8 +410,14 @@ impl KeywordIndex {
                 }
             }
         }
-        ix.long.sort_unstable_by_key(|k| (k.pair, k.start));
-        ix
+        long.sort_unstable_by_key(|k| (k.pair, k.start));
+        KeywordIndex {
+            long: Cow::Owned(long),
+            bytes: Cow::Owned(bytes),
+            pairs: Cow::Owned(pairs),
+            single: Cow::Owned(single),
+            single_bytes,
+        }
     }
 
     /// Calls `found(rule)` for every keyword occurrence in `text` (a rule may be reported
@@ -339,7 +429,7 @@ impl KeywordIndex {
             if single {
                 let b = t[i].to_ascii_lowercase();
                 if self.single_bytes[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
-                    for &(s, rule) in &self.single {
+                    for &(s, rule) in self.single.iter() {
                         if s == b {
                             found(rule);
                         }
@@ -397,6 +487,7 @@ impl RuleSet {
                         .collect(),
                     pattern: Cow::Owned(spec.pattern),
                     literals: None,
+                    ascii_code: (None, None),
                     unless: spec.unless.map(Cow::Owned),
                     decision: spec.decision,
                     tier: i64::from(spec.tier),
@@ -408,11 +499,12 @@ impl RuleSet {
                 });
             }
         }
-        Self::load(drafts, true)
+        Self::load(drafts, None)
     }
 
-    /// The packs compiled into the binary, pre-parsed by `build.rs`. Their patterns are not
-    /// re-checked here: the tests compile every one of them, and every hook process would pay.
+    /// The packs compiled into the binary, pre-parsed by `build.rs`, which also checked what
+    /// loading checks and built the keyword indexes. Their patterns are not re-checked here:
+    /// the tests compile every one of them, and every hook process would pay.
     pub fn builtin() -> Result<Self, RuleError> {
         let drafts = BUILTIN_TABLE
             .iter()
@@ -422,6 +514,7 @@ impl RuleSet {
                 keywords: r.keywords.iter().map(|k| Cow::Borrowed(*k)).collect(),
                 pattern: Cow::Borrowed(r.pattern),
                 literals: r.literals,
+                ascii_code: (r.ascii, r.unless_ascii),
                 unless: r.unless.map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
@@ -436,10 +529,16 @@ impl RuleSet {
                     .collect(),
             })
             .collect();
-        Self::load(drafts, false)
+        Self::load(drafts, Some(&BUILTIN_KEYWORDS))
     }
 
-    fn load(drafts: Vec<Draft>, check_patterns: bool) -> Result<Self, RuleError> {
+    /// `prebuilt`: the keyword indexes `build.rs` made for the built-in table, whose rules it
+    /// has already checked; `None` for packs read at run time, which are checked here.
+    fn load(
+        drafts: Vec<Draft>,
+        prebuilt: Option<&'static [KeywordIndex; 4]>,
+    ) -> Result<Self, RuleError> {
+        let check = prebuilt.is_none();
         let mut rules = Vec::with_capacity(drafts.len());
         let mut seen = std::collections::HashSet::new();
         let mut kinds: Vec<Vec<usize>> = vec![Vec::new(); Target::ALL.len()];
@@ -448,23 +547,25 @@ impl RuleSet {
                 id: d.id.clone(),
                 problem: problem.to_string(),
             };
-            if !seen.insert(d.id.clone()) {
-                return Err(bad("duplicate rule id"));
-            }
-            if d.keywords.is_empty() || d.keywords.iter().any(|k| k.trim().is_empty()) {
-                return Err(bad("needs at least one non-empty keyword"));
-            }
-            if d.examples.is_empty() {
-                return Err(bad("needs at least one `match` example"));
-            }
-            if d.message.trim().is_empty() {
-                return Err(bad("needs a message"));
+            if check {
+                if !seen.insert(d.id.clone()) {
+                    return Err(bad("duplicate rule id"));
+                }
+                if d.keywords.is_empty() || d.keywords.iter().any(|k| k.trim().is_empty()) {
+                    return Err(bad("needs at least one non-empty keyword"));
+                }
+                if d.examples.is_empty() {
+                    return Err(bad("needs at least one `match` example"));
+                }
+                if d.message.trim().is_empty() {
+                    return Err(bad("needs a message"));
+                }
             }
             let tier = u8::try_from(d.tier)
                 .map_err(|_| format!("tier must be 0-4, got {}", d.tier))
                 .and_then(Tier::try_from)
                 .map_err(|e| bad(&e))?;
-            if check_patterns {
+            if check {
                 check_syntax(&d.pattern).map_err(|e| bad(&format!("pattern: {e}")))?;
                 if let Some(u) = &d.unless {
                     check_syntax(u).map_err(|e| bad(&format!("unless: {e}")))?;
@@ -482,22 +583,27 @@ impl RuleSet {
                 pattern: d.pattern,
                 unless: d.unless,
                 literals: d.literals,
+                ascii_code: d.ascii_code,
                 compiled: OnceLock::new(),
+                compiled_ascii: OnceLock::new(),
                 keywords: d.keywords,
                 examples: d.examples,
                 counter_examples: d.counter_examples,
             });
         }
-        let keywords = kinds
-            .iter()
-            .map(|members| {
-                KeywordIndex::new(
-                    members
-                        .iter()
-                        .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
-                )
-            })
-            .collect();
+        let keywords = match prebuilt {
+            Some(ix) => ix.to_vec(),
+            None => kinds
+                .iter()
+                .map(|members| {
+                    KeywordIndex::new(
+                        members
+                            .iter()
+                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
+                    )
+                })
+                .collect(),
+        };
         Ok(RuleSet {
             rules,
             keywords,
@@ -590,6 +696,104 @@ mod tests {
             "g",
         ] {
             assert_eq!(indexed(&ix, text), naive(KEYWORDS, text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_prebuilt_keyword_indexes_are_what_new_builds() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        for on in Target::ALL {
+            let built = KeywordIndex::new(
+                set.kinds[on.index()]
+                    .iter()
+                    .flat_map(|&i| BUILTIN_TABLE[i].keywords.iter().map(move |k| (*k, i))),
+            );
+            assert_eq!(BUILTIN_KEYWORDS[on.index()], built, "{on:?}");
+            assert_eq!(set.keywords[on.index()], built, "{on:?}");
+        }
+        // and the table's rules are the set's, in order
+        for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
+            assert_eq!(r.id, s.full_id);
+        }
+        assert_eq!(set.rules().len(), BUILTIN_TABLE.len());
+    }
+
+    /// A rule lacks an ASCII form only when its pattern cannot be written with Unicode off
+    /// (`\p{…}`, say); such a rule still works, through its Unicode regex, at full compile cost.
+    #[test]
+    fn builtin_rules_have_an_ascii_form_where_one_exists() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        let mut with = 0;
+        for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
+            let parses = crate::prebuilt::ascii_hir(s.pattern, None).is_some()
+                && s.unless
+                    .is_none_or(|u| crate::prebuilt::ascii_hir(u, None).is_some());
+            assert_eq!(r.compiled_ascii().is_some(), parses, "{}", r.id);
+            assert_eq!(
+                s.ascii.is_some(),
+                crate::prebuilt::ascii_hir(s.pattern, None).is_some()
+            );
+            with += usize::from(parses);
+        }
+        // all of them today; a few Unicode-only patterns would be fine, most would not
+        assert!(
+            with * 10 >= BUILTIN_TABLE.len() * 9,
+            "{with} of {}",
+            BUILTIN_TABLE.len()
+        );
+    }
+
+    /// Every rule's ASCII form answers as its Unicode regexes on every ASCII example text of
+    /// every rule (whole command lines and their words).
+    #[test]
+    fn ascii_forms_agree_with_unicode_on_the_examples() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        let mut texts: Vec<&str> = Vec::new();
+        for r in BUILTIN_TABLE {
+            for e in r.examples.iter().chain(r.counter_examples) {
+                texts.push(e);
+                texts.extend(e.split(['|', ';', '&', '(', ')', '`', '$']).map(str::trim));
+            }
+        }
+        texts.retain(|t| t.is_ascii());
+        assert!(texts.len() > 1000, "{}", texts.len());
+        let mut fired = 0;
+        for r in set.rules() {
+            for t in &texts {
+                let u = r.fires_unicode(t);
+                assert_eq!(r.fires(t), u, "{} on {t:?}", r.id);
+                fired += usize::from(u);
+            }
+        }
+        assert!(fired > 500, "{fired}");
+    }
+
+    proptest! {
+        /// The same on made-up texts built from the rules' keywords and printable ASCII.
+        #[test]
+        fn ascii_forms_agree_with_unicode_on_any_ascii_text(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(
+                        BUILTIN_TABLE
+                            .iter()
+                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
+                            .collect::<Vec<_>>()
+                    ),
+                    " ",
+                    "[ -~\t\n\x0b\x0c\r]{0,4}",
+                ],
+                1..10,
+            ),
+        ) {
+            let text = pieces.concat();
+            let set = crate::Analyzer::builtin()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?
+                .rules();
+            for r in set.rules() {
+                prop_assert_eq!(r.fires(&text), r.fires_unicode(&text), "{} on {:?}", r.id, text);
+            }
         }
     }
 
