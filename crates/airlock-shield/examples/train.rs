@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p airlock-shield --features corpora --example train -- \
 //!     [--corpora ../shared/corpora] [--out crates/airlock-shield/model/text-model.bin] \
-//!     [--l2 X] [--epochs N] [--learning-rate X]   # defaults: what made the committed weights
+//!     [--l2 X] [--epochs N] [--learning-rate X] [--target-fpr F]   # defaults: what made the committed weights
 //! ```
 //!
 //! Only the training split of permissively licensed corpora is used (see `corpus.rs`); the
