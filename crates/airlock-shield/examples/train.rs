@@ -27,10 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--l2" => cfg.l2 = args.next().ok_or("--l2 needs a value")?.parse()?,
             "--epochs" => cfg.epochs = args.next().ok_or("--epochs needs a value")?.parse()?,
             "--target-fpr" => {
-                cfg.target_fpr = args
-                    .next()
-                    .ok_or("--target-fpr needs a value")?
-                    .parse()?
+                cfg.target_fpr = args.next().ok_or("--target-fpr needs a value")?.parse()?
             }
             "--learning-rate" => {
                 cfg.learning_rate = args
