@@ -123,15 +123,17 @@ fn fast_path_ok(b: &[u8]) -> bool {
             }
             _ => {
                 let start = i;
-                let (mut letters, mut digits) = (false, false);
-                while i < n {
-                    match class(b[i]) {
-                        LETTER => letters = true,
-                        DIGIT => digits = true,
-                        _ => break,
+                // LETTER and DIGIT are single bits: their union says what the word holds.
+                let mut seen = 0u8;
+                for &c in &b[start..] {
+                    let k = class(c);
+                    if !matches!(k, LETTER | DIGIT) {
+                        break;
                     }
+                    seen |= k;
                     i += 1;
                 }
+                let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
                 if letters && digits {
                     return false;
                 }

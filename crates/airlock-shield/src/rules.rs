@@ -10,16 +10,18 @@
 //! windows merged). Common keywords thus cost a short search each rather than a pass over the
 //! whole text.
 
-use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::Regex;
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use serde::Deserialize;
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::plan::plan;
+use crate::plan::{plan, squash_space};
 use crate::reach::{reach, stretch, window_in};
 use crate::{Direction, Error};
 
@@ -102,6 +104,9 @@ pub struct Rule {
     full: OnceLock<Option<Regex>>,
     /// `\A(?:…)` over the branches whose matches start with a keyword: tried at keyword hits.
     anchored: Option<Regex>,
+    /// Lowercase ASCII literals of which every match of `anchored` starts with one (`None`: no
+    /// such short list): a keyword hit whose text starts with none of them skips the regex.
+    anchored_starts: Option<Vec<Box<[u8]>>>,
     /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
     /// of its own keywords as wide as its reach (how far, in characters, a match can reach from
     /// its keyword).
@@ -130,15 +135,16 @@ impl Rule {
 #[derive(Debug)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    prefilter: DFA,
+    prefilter: KeywordTable,
     /// For each prefilter pattern, the rules it can wake and how: bit 0 ([`ANCHORED`]) tries
     /// the anchored branches, bit `1 + g` opens a window for windowed group `g`.
     keyword_rules: Vec<Vec<(u16, u8)>>,
     /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
     /// is not woken by "said" (every pattern starts its words at `\b`).
     word_start: Vec<bool>,
-    /// The automaton's (unanchored) start state.
-    start: StateID,
+    /// The prefilter's keywords (the tests rebuild the crate's automaton from them).
+    #[cfg(test)]
+    keywords: Vec<String>,
 }
 
 /// A keyword hit tries the rule's anchored branches there.
@@ -208,6 +214,11 @@ impl RuleSet {
                     build_regex(&src).map(Some).map_err(|e| bad(e.to_string()))
                 };
                 let anchored = part(&plan.anchored, true)?;
+                let anchored_starts = if plan.anchored.is_empty() {
+                    None
+                } else {
+                    start_literals(&format!(r"\A(?:{})", plan.anchored.join("|")))
+                };
                 let mut windowed = Vec::new();
                 for (branches, _) in plan.windowed.iter().take(GROUPS) {
                     if let Some(re) = part(branches, false)? {
@@ -251,15 +262,16 @@ impl RuleSet {
                     pattern: spec.pattern,
                     full: OnceLock::new(),
                     anchored,
+                    anchored_starts,
                     windowed,
                     must_match: spec.must_match,
                     not_match: spec.not_match,
                 });
             }
         }
-        // A DFA walked, anchored, by [`RuleSet::keyword_hits`]' own loop from word starts only:
-        // far cheaper than the crate's overlapping iterator over every byte.
-        let prefilter = DFA::builder()
+        // A DFA, copied into a flat table walked by [`RuleSet::keyword_hits`]' own loop: far
+        // cheaper than the crate's overlapping iterator over every byte.
+        let dfa = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .start_kind(StartKind::Unanchored)
@@ -273,18 +285,17 @@ impl RuleSet {
             .iter()
             .map(|k| k.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric()))
             .collect();
-        let start = prefilter
-            .start_state(Anchored::No)
-            .map_err(|e| Error::Rules {
-                file: "(prefilter)".into(),
-                message: e.to_string(),
-            })?;
+        let prefilter = KeywordTable::new(&dfa).map_err(|message| Error::Rules {
+            file: "(prefilter)".into(),
+            message,
+        })?;
         Ok(RuleSet {
             rules,
             prefilter,
             keyword_rules,
             word_start,
-            start,
+            #[cfg(test)]
+            keywords,
         })
     }
 
@@ -312,6 +323,10 @@ impl RuleSet {
                     && let Some(re) = &rule.anchored
                     && !(anchored_at[r].0..anchored_at[r].1).contains(&(ks as u32))
                     && !(self.word_start[k] && ends_in_word_char(&text[..ks]))
+                    && rule
+                        .anchored_starts
+                        .as_deref()
+                        .is_none_or(|lits| may_start(lits, &text.as_bytes()[ks..]))
                     && let Some(m) = re.find(&text[ks..])
                 {
                     let end = ks + m.end();
@@ -420,24 +435,16 @@ impl RuleSet {
     /// their end) that starts where its keyword may start. Each run of ASCII whitespace reads as
     /// one space, so "care about" is found in "care \n about".
     fn keyword_hits(&self, text: &str, mut f: impl FnMut(usize, usize, usize)) {
-        let dfa = &self.prefilter;
+        let t = &self.prefilter;
         let b = text.as_bytes();
         // Hits are buffered so the byte loop stays small; the caller's work runs per batch.
         let mut buf = [(0u32, 0u32, 0u32); HIT_BATCH];
         let mut n = 0usize;
-        let mut sid = self.start;
-        let mut in_space = false;
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            let space = SPACE[usize::from(c)];
-            if space && in_space {
-                i += 1;
-                continue;
-            }
-            in_space = space;
-            sid = dfa.next_state(Anchored::No, sid, if space { b' ' } else { c });
-            if dfa.is_special(sid) && dfa.is_match(sid) {
+        let mut sid = t.start;
+        for (i, &c) in b.iter().enumerate() {
+            // Whitespace runs are read as one space by the table itself (see [`KeywordTable`]).
+            sid = t.trans[(sid + u32::from(t.class[usize::from(c)])) as usize];
+            if sid >= t.first_match {
                 n = self.matches(b, i, sid, &mut buf, n);
                 if n > HIT_BATCH / 2 {
                     for &(k, s, e) in &buf[..n] {
@@ -446,7 +453,6 @@ impl RuleSet {
                     n = 0;
                 }
             }
-            i += 1;
         }
         for &(k, s, e) in &buf[..n] {
             f(k as usize, s as usize, e as usize);
@@ -460,26 +466,240 @@ impl RuleSet {
         &self,
         b: &[u8],
         i: usize,
-        sid: StateID,
+        sid: u32,
         buf: &mut [(u32, u32, u32); HIT_BATCH],
         mut n: usize,
     ) -> usize {
-        let dfa = &self.prefilter;
+        let t = &self.prefilter;
         let limit = (n + HIT_BATCH / 2).min(HIT_BATCH);
-        for j in 0..dfa.match_len(sid) {
-            let k = dfa.match_pattern(sid, j);
-            let start = start_of(b, i, dfa.pattern_len(k));
+        let at = ((sid - t.first_match) / t.stride) as usize;
+        let Some(list) = t.matches.get(at) else {
+            return n;
+        };
+        for &(k, len) in list {
+            let start = start_of(b, i, len as usize);
             // A keyword beginning with a letter or digit counts only at the start of a word.
-            let word_ok = !self.word_start[k.as_usize()]
-                || start == 0
-                || !b[start - 1].is_ascii_alphanumeric();
+            let word_ok =
+                !self.word_start[k as usize] || start == 0 || !b[start - 1].is_ascii_alphanumeric();
             if word_ok && n < limit {
-                buf[n] = (k.as_u32(), start as u32, (i + 1) as u32);
+                buf[n] = (k, start as u32, (i + 1) as u32);
                 n += 1;
             }
         }
         n
     }
+}
+
+/// The keyword automaton (an Aho-Corasick DFA, overlapping, case-insensitive) copied into one
+/// flat table: `trans[state + class[byte]]` is the next state, states numbered premultiplied
+/// by the number of byte classes, the states with matches last. ASCII whitespace bytes share
+/// the space's class, and a state entered by a space stays put on further whitespace (a copy
+/// of it without matches when it has some, so a keyword ending in a space is reported once):
+/// each run of whitespace reads as one space, as the rules' `\s+` does.
+#[derive(Debug)]
+struct KeywordTable {
+    class: [u8; 256],
+    /// Number of byte classes (the distance between two states' rows).
+    stride: u32,
+    trans: Vec<u32>,
+    start: u32,
+    /// States from this one on have matches.
+    first_match: u32,
+    /// For match state `first_match + j * stride`: its keywords (pattern, byte length), in the
+    /// automaton's order.
+    matches: Vec<Vec<(u32, u32)>>,
+}
+
+impl KeywordTable {
+    fn new(dfa: &DFA) -> Result<KeywordTable, String> {
+        let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
+        let read = |b: u8| if SPACE[usize::from(b)] { b' ' } else { b };
+        // Every state reachable from the start, in discovery order, and `raw[s * 256 + b]`, the
+        // state `s` goes to on byte `b` (whitespace read as a space).
+        let mut ids = vec![start];
+        let mut index: HashMap<usize, usize> = HashMap::from([(start.as_usize(), 0)]);
+        let mut raw: Vec<usize> = Vec::new();
+        let mut k = 0;
+        while k < ids.len() {
+            let sid = ids[k];
+            for b in 0..=255u8 {
+                let next = dfa.next_state(Anchored::No, sid, read(b));
+                let at = *index.entry(next.as_usize()).or_insert(ids.len());
+                if at == ids.len() {
+                    ids.push(next);
+                }
+                raw.push(at);
+            }
+            k += 1;
+        }
+        let is_match = |s: usize| dfa.is_special(ids[s]) && dfa.is_match(ids[s]);
+        // States entered by a space (other than the start, which a space leaves or keeps).
+        let mut spaced = vec![false; ids.len()];
+        for s in 0..ids.len() {
+            let next = raw[s * 256 + usize::from(b' ')];
+            spaced[next] |= next != 0;
+        }
+        // Rows: each state, then a match-free copy of each spaced match state.
+        let mut rows: Vec<(usize, bool)> = (0..ids.len()).map(|s| (s, is_match(s))).collect();
+        let mut copy_of = vec![usize::MAX; ids.len()];
+        for s in 0..ids.len() {
+            if spaced[s] && is_match(s) {
+                copy_of[s] = rows.len();
+                rows.push((s, false));
+            }
+        }
+        let next_row = |row: usize, b: u8| -> usize {
+            let (s, _) = rows[row];
+            if SPACE[usize::from(b)] && spaced[s] {
+                return if copy_of[s] != usize::MAX {
+                    copy_of[s]
+                } else {
+                    s
+                };
+            }
+            raw[s * 256 + usize::from(b)]
+        };
+        // Byte classes: bytes that lead every row to the same row (whitespace kept apart).
+        let mut class = [0u8; 256];
+        let mut reps: Vec<u8> = Vec::new();
+        let mut seen: HashMap<(bool, Vec<usize>), u8> = HashMap::new();
+        for b in 0..=255u8 {
+            let col: Vec<usize> = (0..rows.len()).map(|r| next_row(r, b)).collect();
+            let key = (SPACE[usize::from(b)], col);
+            let c = match seen.get(&key) {
+                Some(&c) => c,
+                None => {
+                    let c = u8::try_from(reps.len()).map_err(|_| "too many byte classes")?;
+                    seen.insert(key, c);
+                    reps.push(b);
+                    c
+                }
+            };
+            class[usize::from(b)] = c;
+        }
+        // Number the rows: those without matches first.
+        let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
+        let first = order.len();
+        order.extend((0..rows.len()).filter(|&r| rows[r].1));
+        let mut number = vec![0usize; rows.len()];
+        for (j, &r) in order.iter().enumerate() {
+            number[r] = j;
+        }
+        let stride = reps.len();
+        let too_big = || "keyword automaton too large".to_string();
+        let id = |r: usize| u32::try_from(number[r] * stride).map_err(|_| too_big());
+        let mut trans = Vec::with_capacity(rows.len() * stride);
+        for &r in &order {
+            for &b in &reps {
+                trans.push(id(next_row(r, b))?);
+            }
+        }
+        let matches = order[first..]
+            .iter()
+            .map(|&r| {
+                let sid = ids[rows[r].0];
+                (0..dfa.match_len(sid))
+                    .map(|j| {
+                        let p = dfa.match_pattern(sid, j);
+                        (p.as_u32(), dfa.pattern_len(p) as u32)
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(KeywordTable {
+            class,
+            stride: u32::try_from(stride).map_err(|_| too_big())?,
+            trans,
+            start: id(0)?,
+            first_match: u32::try_from(first * stride).map_err(|_| too_big())?,
+            matches,
+        })
+    }
+}
+
+/// Lowercase ASCII literals of which every match of `src` (compiled case-insensitively) starts
+/// with one, at most 16 bytes each and 48 in all; `None` when the syntax gives no such list.
+/// Literals are read from the case-sensitive syntax with each `\s+` read as one space (as the
+/// plan reads it), every whitespace byte written as a space, and compared by [`may_start`]
+/// ASCII-case-insensitively, a space standing for any run of whitespace; it gives up at a
+/// non-ASCII byte, where Unicode case folding (the Kelvin sign for `k`) or Unicode whitespace
+/// could let the text fit.
+fn start_literals(src: &str) -> Option<Vec<Box<[u8]>>> {
+    let hir = regex_syntax::ParserBuilder::new().build().parse(src).ok()?;
+    let mut e = Extractor::new();
+    e.kind(ExtractKind::Prefix);
+    let seq = e.extract(&squash_space(&hir));
+    let mut lits: Vec<Vec<u8>> = Vec::new();
+    for l in seq.literals()? {
+        let b = l.as_bytes();
+        if b.is_empty() || !b.is_ascii() {
+            return None;
+        }
+        let mut low: Vec<u8> = b[..b.len().min(16)]
+            .iter()
+            .map(|&c| {
+                if SPACE[usize::from(c)] {
+                    b' '
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        // A space swallows the whole whitespace run after it, so a literal is cut before a
+        // second whitespace byte in a row (which the run would have swallowed).
+        if let Some(p) = low.windows(2).position(|w| w == b"  ") {
+            low.truncate(p + 1);
+        }
+        lits.push(low);
+    }
+    lits.sort();
+    lits.dedup();
+    // A literal that extends a shorter one adds nothing.
+    let mut out: Vec<Box<[u8]>> = Vec::new();
+    for l in lits {
+        if !out.iter().any(|o| l.starts_with(o)) {
+            out.push(l.into_boxed_slice());
+        }
+    }
+    (!out.is_empty() && out.len() <= 48).then_some(out)
+}
+
+/// True unless `text` certainly starts with none of `lits` (from [`start_literals`]: sorted,
+/// none a prefix of another, at most 16 bytes): letters compare ignoring ASCII case, a
+/// whitespace byte in a literal matches any run of ASCII whitespace, and a non-ASCII byte (or a
+/// very long whitespace run) in the text's first 16 bytes answers true.
+fn may_start(lits: &[Box<[u8]>], text: &[u8]) -> bool {
+    // The text's start as the literals are written: lowercase, each whitespace run one space.
+    let mut key = [0u8; 16];
+    let mut n = 0;
+    let mut i = 0;
+    while n < key.len() {
+        let Some(&c) = text.get(i) else {
+            break;
+        };
+        if !c.is_ascii() {
+            return true;
+        }
+        if SPACE[usize::from(c)] {
+            let run = i;
+            while text.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
+                i += 1;
+                if i - run > 64 {
+                    return true;
+                }
+            }
+            key[n] = b' ';
+        } else {
+            key[n] = c.to_ascii_lowercase();
+            i += 1;
+        }
+        n += 1;
+    }
+    let key = &key[..n];
+    // With no literal a prefix of another, only the greatest literal not above the key can be
+    // a prefix of it.
+    let at = lits.partition_point(|l| **l <= *key);
+    at > 0 && key.starts_with(&lits[at - 1])
 }
 
 impl RuleSet {
@@ -597,6 +817,122 @@ mod tests {
         let n = ids.len();
         ids.dedup();
         assert_eq!(ids.len(), n);
+    }
+
+    /// The keyword hits as the crate's automaton, walked byte by byte with each whitespace run
+    /// read as one space, reports them: what the flat table must reproduce exactly.
+    fn reference_hits(set: &RuleSet, dfa: &DFA, text: &str) -> Vec<(usize, usize, usize)> {
+        let b = text.as_bytes();
+        let mut sid = dfa.start_state(Anchored::No).unwrap();
+        let mut in_space = false;
+        let mut out = Vec::new();
+        for (i, &c) in b.iter().enumerate() {
+            let space = SPACE[usize::from(c)];
+            if space && in_space {
+                continue;
+            }
+            in_space = space;
+            sid = dfa.next_state(Anchored::No, sid, if space { b' ' } else { c });
+            if dfa.is_special(sid) && dfa.is_match(sid) {
+                for j in 0..dfa.match_len(sid) {
+                    let k = dfa.match_pattern(sid, j);
+                    let start = start_of(b, i, dfa.pattern_len(k));
+                    if !set.word_start[k.as_usize()]
+                        || start == 0
+                        || !b[start - 1].is_ascii_alphanumeric()
+                    {
+                        out.push((k.as_usize(), start, i + 1));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn keyword_table_walks_like_the_automaton() {
+        let extra = [(
+            "x.toml",
+            r#"[[rule]]
+id = "t.space"
+kind = "attack"
+category = "c"
+weight = 0.5
+keywords = ["2 ", " zq", "care  about", "zz"]
+pattern = '\b(?:2 |care\s+about|zz)| zq'
+message = "m"
+match = ["care about"]
+"#,
+        )];
+        for files in [BUILTIN, &extra[..]] {
+            let set = RuleSet::compile(files).unwrap();
+            let dfa = DFA::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .start_kind(StartKind::Unanchored)
+                .prefilter(false)
+                .build(&set.keywords)
+                .unwrap();
+            let mut pieces: Vec<String> = set.keywords.clone();
+            for p in [
+                " ", "  ", "\n\t ", "\r\n", "x", "A", ".", "é", "2", "-", "\u{212A}",
+            ] {
+                pieces.push(p.to_string());
+            }
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for _ in 0..2000 {
+                let n = (next() % 24) as usize;
+                let mut text = String::new();
+                for _ in 0..n {
+                    let p = &pieces[(next() % pieces.len() as u64) as usize];
+                    if next() % 3 == 0 {
+                        text.push_str(&p.to_uppercase());
+                    } else {
+                        text.push_str(p);
+                    }
+                }
+                let mut got = Vec::new();
+                set.keyword_hits(&text, |k, s, e| got.push((k, s, e)));
+                assert_eq!(got, reference_hits(&set, &dfa, &text), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn start_literals_only_skip_what_cannot_match() {
+        let lits = start_literals(r"\A(?:\bignor(?:e|ing)\s+(?:all\s+)?rules|\bforget\b)").unwrap();
+        let re = build_regex(r"\A(?:\bignor(?:e|ing)\s+(?:all\s+)?rules|\bforget\b)").unwrap();
+        for t in [
+            "ignore all rules",
+            "IGNORING rules",
+            "ignored it",
+            "forget it",
+            "forgetful",
+            "ignor",
+            "\u{212A}ill",
+            "ignorE\u{2003}rules",
+        ] {
+            if re.is_match(t) {
+                assert!(may_start(&lits, t.as_bytes()), "{t}");
+            }
+        }
+        assert!(!may_start(&lits, b"ignorant"));
+        assert!(may_start(&lits, b"ignore \n\t rules"));
+        assert!(!may_start(&lits, b"ignore the rules"));
+        assert!(may_start(&lits, "ignore\u{a0}rules".as_bytes()));
+        assert!(!may_start(&lits, b"forge"));
+        // A class the extractor cannot list gives no literals at all.
+        assert!(start_literals(r"\A\w+").is_none());
+        // The Kelvin sign folds to k: a non-ASCII byte never rules a match out.
+        let lits = start_literals(r"\Akill").unwrap();
+        assert!(build_regex(r"\Akill").unwrap().is_match("\u{212A}ill"));
+        assert!(may_start(&lits, "\u{212A}ill".as_bytes()));
     }
 
     #[test]
