@@ -10,6 +10,12 @@ pub const MAX_SEGMENTS: usize = 8;
 pub const MAX_DECODED: usize = 64 * 1024;
 const MIN_BASE64: usize = 20;
 const MIN_HEX: usize = 16;
+/// The shortest base64 or hex run [`decode_segments`] decodes.
+pub(crate) const MIN_RUN: usize = if MIN_BASE64 < MIN_HEX {
+    MIN_BASE64
+} else {
+    MIN_HEX
+};
 
 /// One decoded segment: where it was in the input and what it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +102,7 @@ pub fn may_contain_encoding(b: &[u8]) -> bool {
 /// True when the run of base64-alphabet bytes `b[s..e]` announces rot13: it holds "rot13" or
 /// "rot-13", starts with "13" after "rot ", or ends with "caesar" before " cipher" (the same
 /// texts a substring search finds). Checked once per run, so it costs nothing on prose.
-fn rot13_hint_at(b: &[u8], s: usize, e: usize) -> bool {
+pub(crate) fn rot13_hint_at(b: &[u8], s: usize, e: usize) -> bool {
     let run = &b[s..e];
     let has = |needle: &[u8]| {
         run.windows(needle.len())

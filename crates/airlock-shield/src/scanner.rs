@@ -10,7 +10,7 @@ use crate::crisis::CrisisResponse;
 use crate::decode;
 use crate::flags::Flags;
 use crate::model::{Model, sigmoid};
-use crate::normalize::normalize;
+use crate::normalize::{normalize, normalize_checked, prescan};
 use crate::result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, Verdict, round3};
 use crate::rules::{BUILTIN, Kind, RuleSet};
 
@@ -128,7 +128,9 @@ impl Scanner {
             );
         });
 
-        let norm = normalize(text);
+        // One pass answers both the normaliser's fast-path check and the encoding check.
+        let (fast, may_encode) = prescan(text.as_bytes());
+        let norm = normalize_checked(text, fast);
         flags |= norm.flags;
         let mut logit = f32::NEG_INFINITY;
         if norm.changed() {
@@ -163,7 +165,7 @@ impl Scanner {
             logit = logit.max(self.model.logit(&hn.text, dir));
         }
 
-        if decode::may_contain_encoding(text.as_bytes()) {
+        if may_encode {
             for seg in decode::decode_segments(text) {
                 flags |= seg.kind;
                 let source = match seg.kind {
