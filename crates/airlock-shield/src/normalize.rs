@@ -253,10 +253,12 @@ pub fn prescan(b: &[u8]) -> (bool, bool) {
         }
         match k & 7 {
             BAD => return no_fast(b),
-            LEET => {
-                if i > 0 && i + 1 < n && class(b[i - 1]) == LETTER && class(b[i + 1]) == LETTER {
-                    return no_fast(b);
-                }
+            LEET if i > 0
+                && i + 1 < n
+                && class(b[i - 1]) == LETTER
+                && class(b[i + 1]) == LETTER =>
+            {
+                return no_fast(b);
             }
             _ => {}
         }
