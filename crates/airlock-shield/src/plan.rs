@@ -107,7 +107,7 @@ fn branches(pattern: &str) -> Option<Vec<&str>> {
 /// `hir` with every run of one or more whitespace characters (`\s+`) read as one space: the
 /// prefilter reads each run of ASCII whitespace in the text as one space (and normalisation
 /// turns other whitespace into spaces), so a keyword "care about" is found in "care\n about".
-pub(crate) fn squash_space(h: &Hir) -> Hir {
+fn squash_space(h: &Hir) -> Hir {
     match h.kind() {
         HirKind::Repetition(r)
             if r.min >= 1

@@ -15,13 +15,12 @@ use aho_corasick::dfa::DFA;
 
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::Regex;
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use serde::Deserialize;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::plan::{plan, squash_space};
+use crate::plan::plan;
 use crate::reach::{reach, stretch, window_in};
 use crate::{Direction, Error};
 
@@ -104,9 +103,6 @@ pub struct Rule {
     full: OnceLock<Option<Regex>>,
     /// `\A(?:…)` over the branches whose matches start with a keyword: tried at keyword hits.
     anchored: Option<Regex>,
-    /// Lowercase ASCII literals of which every match of `anchored` starts with one (`None`: no
-    /// such short list): a keyword hit whose text starts with none of them skips the regex.
-    anchored_starts: Option<Vec<Box<[u8]>>>,
     /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
     /// of its own keywords as wide as its reach (how far, in characters, a match can reach from
     /// its keyword).
@@ -214,11 +210,6 @@ impl RuleSet {
                     build_regex(&src).map(Some).map_err(|e| bad(e.to_string()))
                 };
                 let anchored = part(&plan.anchored, true)?;
-                let anchored_starts = if plan.anchored.is_empty() {
-                    None
-                } else {
-                    start_literals(&format!(r"\A(?:{})", plan.anchored.join("|")))
-                };
                 let mut windowed = Vec::new();
                 for (branches, _) in plan.windowed.iter().take(GROUPS) {
                     if let Some(re) = part(branches, false)? {
@@ -262,7 +253,6 @@ impl RuleSet {
                     pattern: spec.pattern,
                     full: OnceLock::new(),
                     anchored,
-                    anchored_starts,
                     windowed,
                     must_match: spec.must_match,
                     not_match: spec.not_match,
@@ -323,10 +313,6 @@ impl RuleSet {
                     && let Some(re) = &rule.anchored
                     && !(anchored_at[r].0..anchored_at[r].1).contains(&(ks as u32))
                     && !(self.word_start[k] && ends_in_word_char(&text[..ks]))
-                    && rule
-                        .anchored_starts
-                        .as_deref()
-                        .is_none_or(|lits| may_start(lits, &text.as_bytes()[ks..]))
                     && let Some(m) = re.find(&text[ks..])
                 {
                     let end = ks + m.end();
@@ -617,91 +603,6 @@ impl KeywordTable {
     }
 }
 
-/// Lowercase ASCII literals of which every match of `src` (compiled case-insensitively) starts
-/// with one, at most 16 bytes each and 48 in all; `None` when the syntax gives no such list.
-/// Literals are read from the case-sensitive syntax with each `\s+` read as one space (as the
-/// plan reads it), every whitespace byte written as a space, and compared by [`may_start`]
-/// ASCII-case-insensitively, a space standing for any run of whitespace; it gives up at a
-/// non-ASCII byte, where Unicode case folding (the Kelvin sign for `k`) or Unicode whitespace
-/// could let the text fit.
-fn start_literals(src: &str) -> Option<Vec<Box<[u8]>>> {
-    let hir = regex_syntax::ParserBuilder::new().build().parse(src).ok()?;
-    let mut e = Extractor::new();
-    e.kind(ExtractKind::Prefix);
-    let seq = e.extract(&squash_space(&hir));
-    let mut lits: Vec<Vec<u8>> = Vec::new();
-    for l in seq.literals()? {
-        let b = l.as_bytes();
-        if b.is_empty() || !b.is_ascii() {
-            return None;
-        }
-        let mut low: Vec<u8> = b[..b.len().min(16)]
-            .iter()
-            .map(|&c| {
-                if SPACE[usize::from(c)] {
-                    b' '
-                } else {
-                    c.to_ascii_lowercase()
-                }
-            })
-            .collect();
-        // A space swallows the whole whitespace run after it, so a literal is cut before a
-        // second whitespace byte in a row (which the run would have swallowed).
-        if let Some(p) = low.windows(2).position(|w| w == b"  ") {
-            low.truncate(p + 1);
-        }
-        lits.push(low);
-    }
-    lits.sort();
-    lits.dedup();
-    // A literal that extends a shorter one adds nothing.
-    let mut out: Vec<Box<[u8]>> = Vec::new();
-    for l in lits {
-        if !out.iter().any(|o| l.starts_with(o)) {
-            out.push(l.into_boxed_slice());
-        }
-    }
-    (!out.is_empty() && out.len() <= 48).then_some(out)
-}
-
-/// True unless `text` certainly starts with none of `lits` (from [`start_literals`]: sorted,
-/// none a prefix of another, at most 16 bytes): letters compare ignoring ASCII case, a
-/// whitespace byte in a literal matches any run of ASCII whitespace, and a non-ASCII byte (or a
-/// very long whitespace run) in the text's first 16 bytes answers true.
-fn may_start(lits: &[Box<[u8]>], text: &[u8]) -> bool {
-    // The text's start as the literals are written: lowercase, each whitespace run one space.
-    let mut key = [0u8; 16];
-    let mut n = 0;
-    let mut i = 0;
-    while n < key.len() {
-        let Some(&c) = text.get(i) else {
-            break;
-        };
-        if !c.is_ascii() {
-            return true;
-        }
-        if SPACE[usize::from(c)] {
-            let run = i;
-            while text.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
-                i += 1;
-                if i - run > 64 {
-                    return true;
-                }
-            }
-            key[n] = b' ';
-        } else {
-            key[n] = c.to_ascii_lowercase();
-            i += 1;
-        }
-        n += 1;
-    }
-    let key = &key[..n];
-    // With no literal a prefix of another, only the greatest literal not above the key can be
-    // a prefix of it.
-    let at = lits.partition_point(|l| **l <= *key);
-    at > 0 && key.starts_with(&lits[at - 1])
-}
-
 impl RuleSet {
     /// True when the scan finds rule `r` in `text` (raw or normalised), through the prefilter
     /// and the keyword windows: the check that neither hides a rule's examples.
@@ -902,37 +803,6 @@ match = ["care about"]
                 assert_eq!(got, reference_hits(&set, &dfa, &text), "{text:?}");
             }
         }
-    }
-
-    #[test]
-    fn start_literals_only_skip_what_cannot_match() {
-        let lits = start_literals(r"\A(?:\bignor(?:e|ing)\s+(?:all\s+)?rules|\bforget\b)").unwrap();
-        let re = build_regex(r"\A(?:\bignor(?:e|ing)\s+(?:all\s+)?rules|\bforget\b)").unwrap();
-        for t in [
-            "ignore all rules",
-            "IGNORING rules",
-            "ignored it",
-            "forget it",
-            "forgetful",
-            "ignor",
-            "\u{212A}ill",
-            "ignorE\u{2003}rules",
-        ] {
-            if re.is_match(t) {
-                assert!(may_start(&lits, t.as_bytes()), "{t}");
-            }
-        }
-        assert!(!may_start(&lits, b"ignorant"));
-        assert!(may_start(&lits, b"ignore \n\t rules"));
-        assert!(!may_start(&lits, b"ignore the rules"));
-        assert!(may_start(&lits, "ignore\u{a0}rules".as_bytes()));
-        assert!(!may_start(&lits, b"forge"));
-        // A class the extractor cannot list gives no literals at all.
-        assert!(start_literals(r"\A\w+").is_none());
-        // The Kelvin sign folds to k: a non-ASCII byte never rules a match out.
-        let lits = start_literals(r"\Akill").unwrap();
-        assert!(build_regex(r"\Akill").unwrap().is_match("\u{212A}ill"));
-        assert!(may_start(&lits, "\u{212A}ill".as_bytes()));
     }
 
     #[test]
