@@ -174,6 +174,7 @@ const P_RUN: u8 = 8;
 const P_THREE: u8 = 16;
 const P_ESCAPE: u8 = 32;
 const P_ALNUM: u8 = 64;
+const P_SPACE: u8 = 128;
 
 static PRESCAN: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -190,21 +191,46 @@ static PRESCAN: [u8; 256] = {
         if b.is_ascii_alphanumeric() {
             t[c] |= P_ALNUM;
         }
+        if b.is_ascii_whitespace() {
+            t[c] |= P_SPACE;
+        }
         c += 1;
     }
     t[b'3' as usize] |= P_THREE;
     t
 };
 
-/// In one pass over `b`: whether the normaliser may take its fast path ([`fast_path_ok`]) and
+/// What [`prescan`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prescan {
+    /// The normaliser may take its fast path (as [`fast_path_ok`] answers).
+    pub fast: bool,
+    /// The text may hold an encoded segment (as [`crate::decode::may_contain_encoding`]).
+    pub may_encode: bool,
+    /// [`crate::reach::stretch`] of the text, when the pass could tell it (`None`: unknown).
+    pub stretch: Option<Option<usize>>,
+}
+
+/// In one pass over `b`: whether the normaliser may take its fast path ([`fast_path_ok`]),
 /// whether the text may hold an encoded segment ([`crate::decode::may_contain_encoding`]), the
-/// same answers as those two checks. Once one answer is known to be "no fast path" or "may hold
-/// one", the other is left to its own check.
-pub fn prescan(b: &[u8]) -> (bool, bool) {
+/// same answers as those two checks, and on clean ASCII the longest whitespace run (the rule
+/// windows' [`crate::reach::stretch`]). Once one answer is known to be "no fast path" or "may
+/// hold one", the other is left to its own check and the stretch is left unknown.
+pub fn prescan(b: &[u8]) -> Prescan {
     let class = |c: u8| PRESCAN[usize::from(c)] & 7;
     let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
-    let no_fast = |b: &[u8]| (false, crate::decode::may_contain_encoding(b));
-    let encoded = |b: &[u8]| (fast_path_ok(b), true);
+    let no_fast = |b: &[u8]| Prescan {
+        fast: false,
+        may_encode: crate::decode::may_contain_encoding(b),
+        stretch: None,
+    };
+    let encoded = |b: &[u8]| Prescan {
+        fast: fast_path_ok(b),
+        may_encode: true,
+        stretch: None,
+    };
+    // The current and the longest run of whitespace.
+    let (mut space, mut widest) = (0usize, 1usize);
     let mut single_run = 0u8;
     let n = b.len();
     // Start of the current run of base64-alphabet bytes, and whether it holds a '3'.
@@ -215,6 +241,7 @@ pub fn prescan(b: &[u8]) -> (bool, bool) {
     while i < n {
         let k = PRESCAN[usize::from(b[i])];
         if k & P_ALNUM != 0 {
+            space = 0;
             let start = i;
             let mut seen = 0u8;
             for &c in &b[start..] {
@@ -250,6 +277,12 @@ pub fn prescan(b: &[u8]) -> (bool, bool) {
                 single_run = 0;
             }
             continue;
+        }
+        if k & P_SPACE != 0 {
+            space += 1;
+            widest = widest.max(space);
+        } else {
+            space = 0;
         }
         match k & 7 {
             BAD => return no_fast(b),
@@ -298,7 +331,12 @@ pub fn prescan(b: &[u8]) -> (bool, bool) {
     let enc = n > run_start
         && (n - run_start >= crate::decode::MIN_RUN
             || crate::decode::rot13_hint_at(b, run_start, n));
-    (true, enc)
+    Prescan {
+        fast: true,
+        may_encode: enc,
+        // Every byte was clean ASCII (a fast path sees no other).
+        stretch: Some((widest <= 8).then_some(widest)),
+    }
 }
 
 fn is_spacer(c: u8) -> bool {
@@ -660,6 +698,8 @@ mod tests {
             "QUJDREVGR0hJSktM",
             "k1ll",
             "1",
+            "     ",
+            "\n\n\n\n\n",
         ];
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
@@ -668,15 +708,22 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        let mut stretches = 0;
         for _ in 0..20_000 {
             let mut t = String::new();
             for _ in 0..(next() % 20) {
                 t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
             }
             let b = t.as_bytes();
+            let p = prescan(b);
             let want = (fast_path_ok(b), crate::decode::may_contain_encoding(b));
-            assert_eq!(prescan(b), want, "{t:?}");
+            assert_eq!((p.fast, p.may_encode), want, "{t:?}");
+            if let Some(st) = p.stretch {
+                assert_eq!(st, crate::reach::stretch(&t), "{t:?}");
+                stretches += 1;
+            }
         }
+        assert!(stretches > 1000, "{stretches}");
     }
 
     #[test]

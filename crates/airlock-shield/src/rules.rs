@@ -292,14 +292,25 @@ impl RuleSet {
     /// Runs the prefilter, then each woken rule on the windows around its keyword hits, calling
     /// `hit` for each match (at most four per rule), rule by rule in rule order. Allocates
     /// nothing when no rule matches.
-    pub fn scan(&self, text: &str, dir: Direction, mut hit: impl FnMut(Hit)) {
+    pub fn scan(&self, text: &str, dir: Direction, hit: impl FnMut(Hit)) {
+        self.scan_with_stretch(text, dir, None, hit);
+    }
+
+    /// [`RuleSet::scan`], given [`stretch`]`(text)` when the caller already knows it.
+    pub fn scan_with_stretch(
+        &self,
+        text: &str,
+        dir: Direction,
+        known: Option<Option<usize>>,
+        mut hit: impl FnMut(Hit),
+    ) {
         let n = self.rules.len().min(MAX_RULES);
         // Per rule: the pending window (start, end) not yet searched, and matches found so far.
         // Windowed group `g` of rule `r` keeps its pending window at `r * GROUPS + g`.
         let mut pending = [(u32::MAX, 0u32); MAX_RULES * GROUPS];
         let mut found = [0u8; MAX_RULES];
         let mut hits: Vec<Hit> = Vec::new();
-        let mut spread: Option<Option<usize>> = None;
+        let mut spread: Option<Option<usize>> = known;
         // Per rule, the last match an anchored try found (later tries inside it are skipped).
         let mut anchored_at = [(u32::MAX, 0u32); MAX_RULES];
         self.keyword_hits(text, |k, ks, ke| {

@@ -115,7 +115,10 @@ impl Scanner {
             crisis_miss: 1.0,
         };
 
-        self.rules.scan(text, dir, |h| {
+        // One pass answers the normaliser's fast-path check and the encoding check, and on clean
+        // ASCII gives the rules the whitespace stretch of their windows.
+        let pre = prescan(text.as_bytes());
+        self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {
             self.record(
                 &mut ev,
                 h.rule,
@@ -128,9 +131,7 @@ impl Scanner {
             );
         });
 
-        // One pass answers both the normaliser's fast-path check and the encoding check.
-        let (fast, may_encode) = prescan(text.as_bytes());
-        let norm = normalize_checked(text, fast);
+        let norm = normalize_checked(text, pre.fast);
         flags |= norm.flags;
         let mut logit = f32::NEG_INFINITY;
         if norm.changed() {
@@ -165,7 +166,7 @@ impl Scanner {
             logit = logit.max(self.model.logit(&hn.text, dir));
         }
 
-        if may_encode {
+        if pre.may_encode {
             for seg in decode::decode_segments(text) {
                 flags |= seg.kind;
                 let source = match seg.kind {
