@@ -17,7 +17,6 @@ use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::Regex;
 use serde::Deserialize;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::plan::plan;
@@ -513,19 +512,33 @@ impl KeywordTable {
         let read = |b: u8| if SPACE[usize::from(b)] { b' ' } else { b };
         // Every state reachable from the start, in discovery order, and `raw[s * 256 + b]`, the
         // state `s` goes to on byte `b` (whitespace read as a space).
+        // The automaton's state IDs are small integers (row offsets): `index` maps them back.
+        let too_big = || "keyword automaton too large".to_string();
         let mut ids = vec![start];
-        let mut index: HashMap<usize, usize> = HashMap::from([(start.as_usize(), 0)]);
+        let start_at = start.as_usize();
+        if start_at >= 1 << 26 {
+            return Err(too_big());
+        }
+        let mut index: Vec<usize> = vec![usize::MAX; start_at + 1];
+        index[start_at] = 0;
         let mut raw: Vec<usize> = Vec::new();
         let mut k = 0;
         while k < ids.len() {
             let sid = ids[k];
             for b in 0..=255u8 {
                 let next = dfa.next_state(Anchored::No, sid, read(b));
-                let at = *index.entry(next.as_usize()).or_insert(ids.len());
-                if at == ids.len() {
+                let id = next.as_usize();
+                if id >= 1 << 26 {
+                    return Err(too_big());
+                }
+                if id >= index.len() {
+                    index.resize(id + 1, usize::MAX);
+                }
+                if index[id] == usize::MAX {
+                    index[id] = ids.len();
                     ids.push(next);
                 }
-                raw.push(at);
+                raw.push(index[id]);
             }
             k += 1;
         }
@@ -559,20 +572,19 @@ impl KeywordTable {
         // Byte classes: bytes that lead every row to the same row (whitespace kept apart).
         let mut class = [0u8; 256];
         let mut reps: Vec<u8> = Vec::new();
-        let mut seen: HashMap<(bool, Vec<usize>), u8> = HashMap::new();
         for b in 0..=255u8 {
-            let col: Vec<usize> = (0..rows.len()).map(|r| next_row(r, b)).collect();
-            let key = (SPACE[usize::from(b)], col);
-            let c = match seen.get(&key) {
-                Some(&c) => c,
+            let same = |&r: &u8| {
+                SPACE[usize::from(r)] == SPACE[usize::from(b)]
+                    && (0..rows.len()).all(|row| next_row(row, r) == next_row(row, b))
+            };
+            let c = match reps.iter().position(same) {
+                Some(c) => c,
                 None => {
-                    let c = u8::try_from(reps.len()).map_err(|_| "too many byte classes")?;
-                    seen.insert(key, c);
                     reps.push(b);
-                    c
+                    reps.len() - 1
                 }
             };
-            class[usize::from(b)] = c;
+            class[usize::from(b)] = u8::try_from(c).map_err(|_| "too many byte classes")?;
         }
         // Number the rows: those without matches first.
         let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
@@ -583,7 +595,6 @@ impl KeywordTable {
             number[r] = j;
         }
         let stride = reps.len();
-        let too_big = || "keyword automaton too large".to_string();
         let id = |r: usize| u32::try_from(number[r] * stride).map_err(|_| too_big());
         let mut trans = Vec::with_capacity(rows.len() * stride);
         for &r in &order {
