@@ -10,6 +10,12 @@ pub const MAX_SEGMENTS: usize = 8;
 pub const MAX_DECODED: usize = 64 * 1024;
 const MIN_BASE64: usize = 20;
 const MIN_HEX: usize = 16;
+/// The shortest base64 or hex run [`decode_segments`] decodes.
+pub(crate) const MIN_RUN: usize = if MIN_BASE64 < MIN_HEX {
+    MIN_BASE64
+} else {
+    MIN_HEX
+};
 
 /// One decoded segment: where it was in the input and what it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,31 +38,54 @@ static RUN_BYTE: [bool; 256] = {
     t
 };
 
+/// [`RUN_BYTE`] for the scan of [`may_contain_encoding`]: 1 for a run byte, 3 for the digit
+/// '3' (a run holding one may announce rot13), 0 otherwise.
+static RUN_KIND: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        if RUN_BYTE[c] {
+            t[c] = 1;
+        }
+        c += 1;
+    }
+    t[b'3' as usize] = 3;
+    t
+};
+
 /// Cheap test: could the input hold anything [`decode_segments`] would decode?
 pub fn may_contain_encoding(b: &[u8]) -> bool {
-    let mut run = 0usize;
+    let n = b.len();
     let mut pct = 0usize;
-    // Only a run holding a '3' or ending in 'r' can announce rot13: the rest skip the check.
-    let mut saw3 = false;
-    for (i, &c) in b.iter().enumerate() {
-        if RUN_BYTE[usize::from(c)] {
-            run += 1;
-            saw3 |= c == b'3';
-            if run >= MIN_BASE64.min(MIN_HEX) {
+    let mut i = 0;
+    while i < n {
+        // A run of base64-alphabet bytes.
+        let start = i;
+        let mut kinds = 0u8;
+        for &c in &b[start..] {
+            let k = RUN_KIND[usize::from(c)];
+            if k == 0 {
+                break;
+            }
+            kinds |= k;
+            i += 1;
+        }
+        if i > start {
+            if i - start >= MIN_BASE64.min(MIN_HEX) {
                 return true;
             }
-            continue;
+            if i == n {
+                return rot13_hint_at(b, start, n);
+            }
+            // Only a run holding a '3' or ending in 'r' can announce rot13: the rest skip the
+            // check.
+            if (kinds & 2 != 0 || b[i - 1] | 0x20 == b'r') && rot13_hint_at(b, start, i) {
+                return true;
+            }
         }
-        if run > 0 && (saw3 || b[i - 1] | 0x20 == b'r') && rot13_hint_at(b, i - run, i) {
-            return true;
-        }
-        run = 0;
-        saw3 = false;
-        if c == b'%'
-            && i + 2 < b.len()
-            && b[i + 1].is_ascii_hexdigit()
-            && b[i + 2].is_ascii_hexdigit()
-        {
+        // `b[i]` ends the run.
+        let c = b[i];
+        if c == b'%' && i + 2 < n && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() {
             pct += 1;
             if pct >= 3 {
                 return true;
@@ -65,14 +94,15 @@ pub fn may_contain_encoding(b: &[u8]) -> bool {
         if c == b'\\' && b.get(i + 1) == Some(&b'x') {
             return true;
         }
+        i += 1;
     }
-    run > 0 && rot13_hint_at(b, b.len() - run, b.len())
+    false
 }
 
 /// True when the run of base64-alphabet bytes `b[s..e]` announces rot13: it holds "rot13" or
 /// "rot-13", starts with "13" after "rot ", or ends with "caesar" before " cipher" (the same
 /// texts a substring search finds). Checked once per run, so it costs nothing on prose.
-fn rot13_hint_at(b: &[u8], s: usize, e: usize) -> bool {
+pub(crate) fn rot13_hint_at(b: &[u8], s: usize, e: usize) -> bool {
     let run = &b[s..e];
     let has = |needle: &[u8]| {
         run.windows(needle.len())

@@ -124,18 +124,24 @@ impl Model {
         let mut sum = 0f32;
         let mut best = f32::NEG_INFINITY;
         let mut last_eval = 0usize;
+        // Tokens until the next full window is scored (every STRIDE tokens once WINDOW are in).
+        let mut due = WINDOW;
+        let w = &lin.weights;
         features(text, |uni, bi| {
-            let c = lin.weights[bucket(uni) & mask] + lin.weights[bucket(bi) & mask];
+            let c = w[bucket(uni) & mask] + w[bucket(bi) & mask];
             let slot = n % WINDOW;
-            if n >= WINDOW {
-                sum -= ring[slot];
-            }
+            let old = ring[slot];
             ring[slot] = c;
+            if n >= WINDOW {
+                sum -= old;
+            }
             sum += c;
             n += 1;
-            if n >= WINDOW && (n - WINDOW).is_multiple_of(STRIDE) {
+            due -= 1;
+            if due == 0 {
                 best = best.max(window_logit(lin.bias, sum, WINDOW));
                 last_eval = n;
+                due = STRIDE;
             }
         });
         if n == 0 {
@@ -179,24 +185,27 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let b = text.as_bytes();
+    let n = b.len();
     let mut prev = 0x5151_5151u64;
     let mut i = 0;
-    while i < b.len() {
+    while i < n {
         let c = b[i];
         if WORD[usize::from(c)] != 0 {
             let mut h = OFFSET;
             let start = i;
-            let cut = (start + MAX_TOKEN).min(b.len());
-            while i < cut {
-                let l = WORD[usize::from(b[i])];
+            let cut = (start + MAX_TOKEN).min(n);
+            for &x in &b[start..cut] {
+                let l = WORD[usize::from(x)];
                 if l == 0 {
                     break;
                 }
                 h = (h ^ u64::from(l)).wrapping_mul(PRIME);
                 i += 1;
             }
-            while i < b.len() && WORD[usize::from(b[i])] != 0 {
-                i += 1;
+            if i == cut {
+                while i < n && WORD[usize::from(b[i])] != 0 {
+                    i += 1;
+                }
             }
             f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
             prev = h;
@@ -207,7 +216,7 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
             // or an ASCII drawing is one feature rather than dozens.
             let mut h = OFFSET ^ 0xFF00;
             let start = i;
-            while i < b.len() && b[i].is_ascii_punctuation() {
+            while i < n && b[i].is_ascii_punctuation() {
                 if i - start < 4 {
                     h = (h ^ u64::from(b[i])).wrapping_mul(PRIME);
                 }

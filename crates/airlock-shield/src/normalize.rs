@@ -55,7 +55,12 @@ impl Normalized<'_> {
 
 /// Normalises `input`.
 pub fn normalize(input: &str) -> Normalized<'_> {
-    if fast_path_ok(input.as_bytes()) {
+    normalize_checked(input, fast_path_ok(input.as_bytes()))
+}
+
+/// Normalises `input` whose fast-path check (from [`prescan`]) answered `fast`.
+pub fn normalize_checked(input: &str, fast: bool) -> Normalized<'_> {
+    if fast {
         return Normalized {
             text: Cow::Borrowed(input),
             map: None,
@@ -123,15 +128,17 @@ fn fast_path_ok(b: &[u8]) -> bool {
             }
             _ => {
                 let start = i;
-                let (mut letters, mut digits) = (false, false);
-                while i < n {
-                    match class(b[i]) {
-                        LETTER => letters = true,
-                        DIGIT => digits = true,
-                        _ => break,
+                // LETTER and DIGIT are single bits: their union says what the word holds.
+                let mut seen = 0u8;
+                for &c in &b[start..] {
+                    let k = class(c);
+                    if !matches!(k, LETTER | DIGIT) {
+                        break;
                     }
+                    seen |= k;
                     i += 1;
                 }
+                let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
                 if letters && digits {
                     return false;
                 }
@@ -159,6 +166,177 @@ fn fast_path_ok(b: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// Byte kinds for [`prescan`]: the fast-path class in the low three bits, and bits for what the
+/// encoding check looks at.
+const P_RUN: u8 = 8;
+const P_THREE: u8 = 16;
+const P_ESCAPE: u8 = 32;
+const P_ALNUM: u8 = 64;
+const P_SPACE: u8 = 128;
+
+static PRESCAN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = CLASS[c];
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_') {
+            t[c] |= P_RUN;
+        }
+        if matches!(b, b'%' | b'\\') {
+            t[c] |= P_ESCAPE;
+        }
+        if b.is_ascii_alphanumeric() {
+            t[c] |= P_ALNUM;
+        }
+        if b.is_ascii_whitespace() {
+            t[c] |= P_SPACE;
+        }
+        c += 1;
+    }
+    t[b'3' as usize] |= P_THREE;
+    t
+};
+
+/// What [`prescan`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prescan {
+    /// The normaliser may take its fast path (as [`fast_path_ok`] answers).
+    pub fast: bool,
+    /// The text may hold an encoded segment (as [`crate::decode::may_contain_encoding`]).
+    pub may_encode: bool,
+    /// [`crate::reach::stretch`] of the text, when the pass could tell it (`None`: unknown).
+    pub stretch: Option<Option<usize>>,
+}
+
+/// In one pass over `b`: whether the normaliser may take its fast path ([`fast_path_ok`]),
+/// whether the text may hold an encoded segment ([`crate::decode::may_contain_encoding`]), the
+/// same answers as those two checks, and on clean ASCII the longest whitespace run (the rule
+/// windows' [`crate::reach::stretch`]). Once one answer is known to be "no fast path" or "may
+/// hold one", the other is left to its own check and the stretch is left unknown.
+pub fn prescan(b: &[u8]) -> Prescan {
+    let class = |c: u8| PRESCAN[usize::from(c)] & 7;
+    let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
+    let no_fast = |b: &[u8]| Prescan {
+        fast: false,
+        may_encode: crate::decode::may_contain_encoding(b),
+        stretch: None,
+    };
+    let encoded = |b: &[u8]| Prescan {
+        fast: fast_path_ok(b),
+        may_encode: true,
+        stretch: None,
+    };
+    // The current and the longest run of whitespace.
+    let (mut space, mut widest) = (0usize, 1usize);
+    let mut single_run = 0u8;
+    let n = b.len();
+    // Start of the current run of base64-alphabet bytes, and whether it holds a '3'.
+    let mut run_start = 0usize;
+    let mut three = false;
+    let mut pct = 0usize;
+    let mut i = 0;
+    while i < n {
+        let k = PRESCAN[usize::from(b[i])];
+        if k & P_ALNUM != 0 {
+            space = 0;
+            let start = i;
+            let mut seen = 0u8;
+            for &c in &b[start..] {
+                let k = PRESCAN[usize::from(c)];
+                if k & P_ALNUM == 0 {
+                    break;
+                }
+                seen |= k;
+                i += 1;
+            }
+            three |= seen & P_THREE != 0;
+            let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
+            if letters && digits {
+                return no_fast(b);
+            }
+            if i - start == 1 {
+                if letters {
+                    let p = start;
+                    if p >= 2
+                        && is_spacer(b[p - 1])
+                        && alnum(b[p - 2])
+                        && (p < 3 || !alnum(b[p - 3]))
+                    {
+                        single_run = single_run.saturating_add(1);
+                    } else {
+                        single_run = 1;
+                    }
+                    if single_run >= 4 {
+                        return no_fast(b);
+                    }
+                }
+            } else if letters {
+                single_run = 0;
+            }
+            continue;
+        }
+        if k & P_SPACE != 0 {
+            space += 1;
+            widest = widest.max(space);
+        } else {
+            space = 0;
+        }
+        match k & 7 {
+            BAD => return no_fast(b),
+            LEET if i > 0
+                && i + 1 < n
+                && class(b[i - 1]) == LETTER
+                && class(b[i + 1]) == LETTER =>
+            {
+                return no_fast(b);
+            }
+            _ => {}
+        }
+        if k & P_RUN == 0 {
+            // `b[i]` ends the run of base64-alphabet bytes (if any) before it.
+            if i > run_start {
+                if i - run_start >= crate::decode::MIN_RUN {
+                    return encoded(b);
+                }
+                if (three || b[i - 1] | 0x20 == b'r')
+                    && crate::decode::rot13_hint_at(b, run_start, i)
+                {
+                    return encoded(b);
+                }
+            }
+            if k & P_ESCAPE != 0 {
+                let c = b[i];
+                if c == b'%'
+                    && i + 2 < n
+                    && b[i + 1].is_ascii_hexdigit()
+                    && b[i + 2].is_ascii_hexdigit()
+                {
+                    pct += 1;
+                    if pct >= 3 {
+                        return encoded(b);
+                    }
+                }
+                if c == b'\\' && b.get(i + 1) == Some(&b'x') {
+                    return encoded(b);
+                }
+            }
+            run_start = i + 1;
+            three = false;
+        }
+        i += 1;
+    }
+    let enc = n > run_start
+        && (n - run_start >= crate::decode::MIN_RUN
+            || crate::decode::rot13_hint_at(b, run_start, n));
+    Prescan {
+        fast: true,
+        may_encode: enc,
+        // Every byte was clean ASCII (a fast path sees no other).
+        stretch: Some((widest <= 8).then_some(widest)),
+    }
 }
 
 fn is_spacer(c: u8) -> bool {
@@ -469,6 +647,83 @@ mod tests {
 
     fn norm(s: &str) -> String {
         normalize(s).text.into_owned()
+    }
+
+    #[test]
+    fn prescan_answers_as_the_two_checks() {
+        let pieces = [
+            "a",
+            "b",
+            "I",
+            "x",
+            "r",
+            "R",
+            "3",
+            "13",
+            "word",
+            "other",
+            " ",
+            "  ",
+            ".",
+            "-",
+            "_",
+            "/",
+            "=",
+            "+",
+            "@",
+            "$",
+            "!",
+            "|",
+            "*",
+            "%",
+            "%4",
+            "%41",
+            "%zz",
+            "\\",
+            "\\x",
+            "\\x41",
+            "rot13",
+            "rot-13",
+            "rot ",
+            "caesar",
+            " cipher",
+            "\n",
+            "\t",
+            "\r",
+            "\x01",
+            "\x7f",
+            "\u{e9}",
+            "\u{200b}",
+            "abcdefghijklmnop",
+            "QUJDREVGR0hJSktM",
+            "k1ll",
+            "1",
+            "     ",
+            "\n\n\n\n\n",
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut stretches = 0;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..(next() % 20) {
+                t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let b = t.as_bytes();
+            let p = prescan(b);
+            let want = (fast_path_ok(b), crate::decode::may_contain_encoding(b));
+            assert_eq!((p.fast, p.may_encode), want, "{t:?}");
+            if let Some(st) = p.stretch {
+                assert_eq!(st, crate::reach::stretch(&t), "{t:?}");
+                stretches += 1;
+            }
+        }
+        assert!(stretches > 1000, "{stretches}");
     }
 
     #[test]

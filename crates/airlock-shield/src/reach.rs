@@ -66,8 +66,25 @@ pub fn stretch(text: &str) -> Option<usize> {
     if !text.is_ascii() {
         return None;
     }
+    let b = text.as_bytes();
     let (mut run, mut max) = (0usize, 1usize);
-    for &c in text.as_bytes() {
+    // Eight bytes at a time: which of them are whitespace, as an 8-bit mask (bit i for byte i),
+    // then the runs it holds from a table.
+    let mut chunks = b.chunks_exact(8);
+    for ch in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(ch);
+        let m = space_mask(u64::from_le_bytes(w));
+        if m == 0xFF {
+            run += 8;
+            max = max.max(run);
+            continue;
+        }
+        let r = RUNS[usize::from(m)];
+        max = max.max(run + usize::from(r.lead)).max(usize::from(r.inner));
+        run = usize::from(r.trail);
+    }
+    for &c in chunks.remainder() {
         if c.is_ascii_whitespace() {
             run += 1;
             max = max.max(run);
@@ -77,6 +94,71 @@ pub fn stretch(text: &str) -> Option<usize> {
     }
     (max <= 8).then_some(max)
 }
+
+/// Bit `i` set when byte `i` (little-endian) of `x`, all of whose bytes are ASCII, is ASCII
+/// whitespace (`u8::is_ascii_whitespace`: space, tab, line feed, form feed, carriage return).
+fn space_mask(x: u64) -> u8 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    // High bit of each byte set where the byte equals `c`.
+    let eq = |c: u8| {
+        let y = x ^ (ONES * u64::from(c));
+        !(((y & LOW) + LOW) | y) & HIGH
+    };
+    // Bytes in 0x09..=0x0D (tab to carriage return), for bytes below 0x80 (no carries).
+    let ge = |c: u8| (x + ONES * u64::from(0x80 - c)) & HIGH;
+    let controls = ge(0x09) & !ge(0x0E) & !eq(0x0B);
+    let m = (controls | eq(b' ')) >> 7;
+    // Gather bit 8i into bit i.
+    ((m.wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u8
+}
+
+/// For an 8-bit whitespace mask (not all ones): the whitespace run at its low end, at its high
+/// end, and the longest run in it.
+#[derive(Clone, Copy)]
+struct Runs {
+    lead: u8,
+    trail: u8,
+    inner: u8,
+}
+
+static RUNS: [Runs; 256] = {
+    let mut t = [Runs {
+        lead: 0,
+        trail: 0,
+        inner: 0,
+    }; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut lead, mut trail, mut inner, mut run) = (0u8, 0u8, 0u8, 0u8);
+        let mut i = 0;
+        let mut leading = true;
+        while i < 8 {
+            if m & (1 << i) != 0 {
+                run += 1;
+                if run > inner {
+                    inner = run;
+                }
+                if leading {
+                    lead += 1;
+                }
+            } else {
+                run = 0;
+                leading = false;
+            }
+            i += 1;
+        }
+        let mut i = 8;
+        while i > 0 && m & (1 << (i - 1)) != 0 {
+            trail += 1;
+            i -= 1;
+        }
+        t[m] = Runs { lead, trail, inner };
+        m += 1;
+    }
+    t
+};
 
 /// [`window`], in constant time when `stretch` (from [`stretch`]) is known: `reach` counted
 /// characters span at most `reach * stretch` bytes, so that byte window holds the exact one.
@@ -179,6 +261,30 @@ mod tests {
             assert!(fs <= ws && fe >= we, "reach {reach}");
         }
         assert_eq!(stretch("a\u{e9}"), None);
+        // Runs across and inside eight-byte chunks, every ASCII whitespace byte but \x0B.
+        let slow = |t: &str| {
+            let (mut run, mut max) = (0usize, 1usize);
+            for c in t.bytes() {
+                run = if c.is_ascii_whitespace() { run + 1 } else { 0 };
+                max = max.max(run);
+            }
+            (max <= 8).then_some(max)
+        };
+        let pieces = [
+            "a", "bb", " ", "\t", "\n", "\r", "\x0b", "\x0c", "  ", "xyz", "       ",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..5000 {
+            let mut t = String::new();
+            for _ in 0..(seed % 30) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(stretch(&t), slow(&t), "{t:?}");
+            seed = seed.wrapping_add(1);
+        }
         assert_eq!(stretch(&format!("a{}b", " ".repeat(9))), None);
     }
 

@@ -10,7 +10,7 @@
 //! windows merged). Common keywords thus cost a short search each rather than a pass over the
 //! whole text.
 
-use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 
 use aho_corasick::{Anchored, MatchKind, StartKind};
@@ -130,15 +130,16 @@ impl Rule {
 #[derive(Debug)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    prefilter: DFA,
+    prefilter: KeywordTable,
     /// For each prefilter pattern, the rules it can wake and how: bit 0 ([`ANCHORED`]) tries
     /// the anchored branches, bit `1 + g` opens a window for windowed group `g`.
     keyword_rules: Vec<Vec<(u16, u8)>>,
     /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
     /// is not woken by "said" (every pattern starts its words at `\b`).
     word_start: Vec<bool>,
-    /// The automaton's (unanchored) start state.
-    start: StateID,
+    /// The prefilter's keywords (the tests rebuild the crate's automaton from them).
+    #[cfg(test)]
+    keywords: Vec<String>,
 }
 
 /// A keyword hit tries the rule's anchored branches there.
@@ -257,9 +258,9 @@ impl RuleSet {
                 });
             }
         }
-        // A DFA walked, anchored, by [`RuleSet::keyword_hits`]' own loop from word starts only:
-        // far cheaper than the crate's overlapping iterator over every byte.
-        let prefilter = DFA::builder()
+        // A DFA, copied into a flat table walked by [`RuleSet::keyword_hits`]' own loop: far
+        // cheaper than the crate's overlapping iterator over every byte.
+        let dfa = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .start_kind(StartKind::Unanchored)
@@ -273,32 +274,42 @@ impl RuleSet {
             .iter()
             .map(|k| k.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric()))
             .collect();
-        let start = prefilter
-            .start_state(Anchored::No)
-            .map_err(|e| Error::Rules {
-                file: "(prefilter)".into(),
-                message: e.to_string(),
-            })?;
+        let prefilter = KeywordTable::new(&dfa).map_err(|message| Error::Rules {
+            file: "(prefilter)".into(),
+            message,
+        })?;
         Ok(RuleSet {
             rules,
             prefilter,
             keyword_rules,
             word_start,
-            start,
+            #[cfg(test)]
+            keywords,
         })
     }
 
     /// Runs the prefilter, then each woken rule on the windows around its keyword hits, calling
     /// `hit` for each match (at most four per rule), rule by rule in rule order. Allocates
     /// nothing when no rule matches.
-    pub fn scan(&self, text: &str, dir: Direction, mut hit: impl FnMut(Hit)) {
+    pub fn scan(&self, text: &str, dir: Direction, hit: impl FnMut(Hit)) {
+        self.scan_with_stretch(text, dir, None, hit);
+    }
+
+    /// [`RuleSet::scan`], given [`stretch`]`(text)` when the caller already knows it.
+    pub fn scan_with_stretch(
+        &self,
+        text: &str,
+        dir: Direction,
+        known: Option<Option<usize>>,
+        mut hit: impl FnMut(Hit),
+    ) {
         let n = self.rules.len().min(MAX_RULES);
         // Per rule: the pending window (start, end) not yet searched, and matches found so far.
         // Windowed group `g` of rule `r` keeps its pending window at `r * GROUPS + g`.
         let mut pending = [(u32::MAX, 0u32); MAX_RULES * GROUPS];
         let mut found = [0u8; MAX_RULES];
         let mut hits: Vec<Hit> = Vec::new();
-        let mut spread: Option<Option<usize>> = None;
+        let mut spread: Option<Option<usize>> = known;
         // Per rule, the last match an anchored try found (later tries inside it are skipped).
         let mut anchored_at = [(u32::MAX, 0u32); MAX_RULES];
         self.keyword_hits(text, |k, ks, ke| {
@@ -420,24 +431,16 @@ impl RuleSet {
     /// their end) that starts where its keyword may start. Each run of ASCII whitespace reads as
     /// one space, so "care about" is found in "care \n about".
     fn keyword_hits(&self, text: &str, mut f: impl FnMut(usize, usize, usize)) {
-        let dfa = &self.prefilter;
+        let t = &self.prefilter;
         let b = text.as_bytes();
         // Hits are buffered so the byte loop stays small; the caller's work runs per batch.
         let mut buf = [(0u32, 0u32, 0u32); HIT_BATCH];
         let mut n = 0usize;
-        let mut sid = self.start;
-        let mut in_space = false;
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            let space = SPACE[usize::from(c)];
-            if space && in_space {
-                i += 1;
-                continue;
-            }
-            in_space = space;
-            sid = dfa.next_state(Anchored::No, sid, if space { b' ' } else { c });
-            if dfa.is_special(sid) && dfa.is_match(sid) {
+        let mut sid = t.start;
+        for (i, &c) in b.iter().enumerate() {
+            // Whitespace runs are read as one space by the table itself (see [`KeywordTable`]).
+            sid = t.trans[(sid + u32::from(t.class[usize::from(c)])) as usize];
+            if sid >= t.first_match {
                 n = self.matches(b, i, sid, &mut buf, n);
                 if n > HIT_BATCH / 2 {
                     for &(k, s, e) in &buf[..n] {
@@ -446,7 +449,6 @@ impl RuleSet {
                     n = 0;
                 }
             }
-            i += 1;
         }
         for &(k, s, e) in &buf[..n] {
             f(k as usize, s as usize, e as usize);
@@ -460,25 +462,166 @@ impl RuleSet {
         &self,
         b: &[u8],
         i: usize,
-        sid: StateID,
+        sid: u32,
         buf: &mut [(u32, u32, u32); HIT_BATCH],
         mut n: usize,
     ) -> usize {
-        let dfa = &self.prefilter;
+        let t = &self.prefilter;
         let limit = (n + HIT_BATCH / 2).min(HIT_BATCH);
-        for j in 0..dfa.match_len(sid) {
-            let k = dfa.match_pattern(sid, j);
-            let start = start_of(b, i, dfa.pattern_len(k));
+        let at = ((sid - t.first_match) / t.stride) as usize;
+        let Some(list) = t.matches.get(at) else {
+            return n;
+        };
+        for &(k, len) in list {
+            let start = start_of(b, i, len as usize);
             // A keyword beginning with a letter or digit counts only at the start of a word.
-            let word_ok = !self.word_start[k.as_usize()]
-                || start == 0
-                || !b[start - 1].is_ascii_alphanumeric();
+            let word_ok =
+                !self.word_start[k as usize] || start == 0 || !b[start - 1].is_ascii_alphanumeric();
             if word_ok && n < limit {
-                buf[n] = (k.as_u32(), start as u32, (i + 1) as u32);
+                buf[n] = (k, start as u32, (i + 1) as u32);
                 n += 1;
             }
         }
         n
+    }
+}
+
+/// The keyword automaton (an Aho-Corasick DFA, overlapping, case-insensitive) copied into one
+/// flat table: `trans[state + class[byte]]` is the next state, states numbered premultiplied
+/// by the number of byte classes, the states with matches last. ASCII whitespace bytes share
+/// the space's class, and a state entered by a space stays put on further whitespace (a copy
+/// of it without matches when it has some, so a keyword ending in a space is reported once):
+/// each run of whitespace reads as one space, as the rules' `\s+` does.
+#[derive(Debug)]
+struct KeywordTable {
+    class: [u8; 256],
+    /// Number of byte classes (the distance between two states' rows).
+    stride: u32,
+    trans: Vec<u32>,
+    start: u32,
+    /// States from this one on have matches.
+    first_match: u32,
+    /// For match state `first_match + j * stride`: its keywords (pattern, byte length), in the
+    /// automaton's order.
+    matches: Vec<Vec<(u32, u32)>>,
+}
+
+impl KeywordTable {
+    fn new(dfa: &DFA) -> Result<KeywordTable, String> {
+        let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
+        let read = |b: u8| if SPACE[usize::from(b)] { b' ' } else { b };
+        // Every state reachable from the start, in discovery order, and `raw[s * 256 + b]`, the
+        // state `s` goes to on byte `b` (whitespace read as a space).
+        // The automaton's state IDs are small integers (row offsets): `index` maps them back.
+        let too_big = || "keyword automaton too large".to_string();
+        let mut ids = vec![start];
+        let start_at = start.as_usize();
+        if start_at >= 1 << 26 {
+            return Err(too_big());
+        }
+        let mut index: Vec<usize> = vec![usize::MAX; start_at + 1];
+        index[start_at] = 0;
+        let mut raw: Vec<usize> = Vec::new();
+        let mut k = 0;
+        while k < ids.len() {
+            let sid = ids[k];
+            for b in 0..=255u8 {
+                let next = dfa.next_state(Anchored::No, sid, read(b));
+                let id = next.as_usize();
+                if id >= 1 << 26 {
+                    return Err(too_big());
+                }
+                if id >= index.len() {
+                    index.resize(id + 1, usize::MAX);
+                }
+                if index[id] == usize::MAX {
+                    index[id] = ids.len();
+                    ids.push(next);
+                }
+                raw.push(index[id]);
+            }
+            k += 1;
+        }
+        let is_match = |s: usize| dfa.is_special(ids[s]) && dfa.is_match(ids[s]);
+        // States entered by a space (other than the start, which a space leaves or keeps).
+        let mut spaced = vec![false; ids.len()];
+        for s in 0..ids.len() {
+            let next = raw[s * 256 + usize::from(b' ')];
+            spaced[next] |= next != 0;
+        }
+        // Rows: each state, then a match-free copy of each spaced match state.
+        let mut rows: Vec<(usize, bool)> = (0..ids.len()).map(|s| (s, is_match(s))).collect();
+        let mut copy_of = vec![usize::MAX; ids.len()];
+        for s in 0..ids.len() {
+            if spaced[s] && is_match(s) {
+                copy_of[s] = rows.len();
+                rows.push((s, false));
+            }
+        }
+        let next_row = |row: usize, b: u8| -> usize {
+            let (s, _) = rows[row];
+            if SPACE[usize::from(b)] && spaced[s] {
+                return if copy_of[s] != usize::MAX {
+                    copy_of[s]
+                } else {
+                    s
+                };
+            }
+            raw[s * 256 + usize::from(b)]
+        };
+        // Byte classes: bytes that lead every row to the same row (whitespace kept apart).
+        let mut class = [0u8; 256];
+        let mut reps: Vec<u8> = Vec::new();
+        for b in 0..=255u8 {
+            let same = |&r: &u8| {
+                SPACE[usize::from(r)] == SPACE[usize::from(b)]
+                    && (0..rows.len()).all(|row| next_row(row, r) == next_row(row, b))
+            };
+            let c = match reps.iter().position(same) {
+                Some(c) => c,
+                None => {
+                    reps.push(b);
+                    reps.len() - 1
+                }
+            };
+            class[usize::from(b)] = u8::try_from(c).map_err(|_| "too many byte classes")?;
+        }
+        // Number the rows: those without matches first.
+        let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
+        let first = order.len();
+        order.extend((0..rows.len()).filter(|&r| rows[r].1));
+        let mut number = vec![0usize; rows.len()];
+        for (j, &r) in order.iter().enumerate() {
+            number[r] = j;
+        }
+        let stride = reps.len();
+        let id = |r: usize| u32::try_from(number[r] * stride).map_err(|_| too_big());
+        let mut trans = Vec::with_capacity(rows.len() * stride);
+        for &r in &order {
+            for &b in &reps {
+                trans.push(id(next_row(r, b))?);
+            }
+        }
+        let matches = order[first..]
+            .iter()
+            .map(|&r| {
+                let sid = ids[rows[r].0];
+                (0..dfa.match_len(sid))
+                    .map(|j| {
+                        let p = dfa.match_pattern(sid, j);
+                        (p.as_u32(), dfa.pattern_len(p) as u32)
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(KeywordTable {
+            class,
+            stride: u32::try_from(stride).map_err(|_| too_big())?,
+            trans,
+            start: id(0)?,
+            first_match: u32::try_from(first * stride).map_err(|_| too_big())?,
+            matches,
+        })
     }
 }
 
@@ -597,6 +740,91 @@ mod tests {
         let n = ids.len();
         ids.dedup();
         assert_eq!(ids.len(), n);
+    }
+
+    /// The keyword hits as the crate's automaton, walked byte by byte with each whitespace run
+    /// read as one space, reports them: what the flat table must reproduce exactly.
+    fn reference_hits(set: &RuleSet, dfa: &DFA, text: &str) -> Vec<(usize, usize, usize)> {
+        let b = text.as_bytes();
+        let mut sid = dfa.start_state(Anchored::No).unwrap();
+        let mut in_space = false;
+        let mut out = Vec::new();
+        for (i, &c) in b.iter().enumerate() {
+            let space = SPACE[usize::from(c)];
+            if space && in_space {
+                continue;
+            }
+            in_space = space;
+            sid = dfa.next_state(Anchored::No, sid, if space { b' ' } else { c });
+            if dfa.is_special(sid) && dfa.is_match(sid) {
+                for j in 0..dfa.match_len(sid) {
+                    let k = dfa.match_pattern(sid, j);
+                    let start = start_of(b, i, dfa.pattern_len(k));
+                    if !set.word_start[k.as_usize()]
+                        || start == 0
+                        || !b[start - 1].is_ascii_alphanumeric()
+                    {
+                        out.push((k.as_usize(), start, i + 1));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn keyword_table_walks_like_the_automaton() {
+        let extra = [(
+            "x.toml",
+            r#"[[rule]]
+id = "t.space"
+kind = "attack"
+category = "c"
+weight = 0.5
+keywords = ["2 ", " zq", "care  about", "zz"]
+pattern = '\b(?:2 |care\s+about|zz)| zq'
+message = "m"
+match = ["care about"]
+"#,
+        )];
+        for files in [BUILTIN, &extra[..]] {
+            let set = RuleSet::compile(files).unwrap();
+            let dfa = DFA::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .start_kind(StartKind::Unanchored)
+                .prefilter(false)
+                .build(&set.keywords)
+                .unwrap();
+            let mut pieces: Vec<String> = set.keywords.clone();
+            for p in [
+                " ", "  ", "\n\t ", "\r\n", "x", "A", ".", "é", "2", "-", "\u{212A}",
+            ] {
+                pieces.push(p.to_string());
+            }
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for _ in 0..2000 {
+                let n = (next() % 24) as usize;
+                let mut text = String::new();
+                for _ in 0..n {
+                    let p = &pieces[(next() % pieces.len() as u64) as usize];
+                    if next() % 3 == 0 {
+                        text.push_str(&p.to_uppercase());
+                    } else {
+                        text.push_str(p);
+                    }
+                }
+                let mut got = Vec::new();
+                set.keyword_hits(&text, |k, s, e| got.push((k, s, e)));
+                assert_eq!(got, reference_hits(&set, &dfa, &text), "{text:?}");
+            }
+        }
     }
 
     #[test]

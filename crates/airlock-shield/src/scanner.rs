@@ -10,7 +10,7 @@ use crate::crisis::CrisisResponse;
 use crate::decode;
 use crate::flags::Flags;
 use crate::model::{Model, sigmoid};
-use crate::normalize::normalize;
+use crate::normalize::{normalize, normalize_checked, prescan};
 use crate::result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, Verdict, round3};
 use crate::rules::{BUILTIN, Kind, RuleSet};
 
@@ -115,7 +115,10 @@ impl Scanner {
             crisis_miss: 1.0,
         };
 
-        self.rules.scan(text, dir, |h| {
+        // One pass answers the normaliser's fast-path check and the encoding check, and on clean
+        // ASCII gives the rules the whitespace stretch of their windows.
+        let pre = prescan(text.as_bytes());
+        self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {
             self.record(
                 &mut ev,
                 h.rule,
@@ -128,7 +131,7 @@ impl Scanner {
             );
         });
 
-        let norm = normalize(text);
+        let norm = normalize_checked(text, pre.fast);
         flags |= norm.flags;
         let mut logit = f32::NEG_INFINITY;
         if norm.changed() {
@@ -163,7 +166,7 @@ impl Scanner {
             logit = logit.max(self.model.logit(&hn.text, dir));
         }
 
-        if decode::may_contain_encoding(text.as_bytes()) {
+        if pre.may_encode {
             for seg in decode::decode_segments(text) {
                 flags |= seg.kind;
                 let source = match seg.kind {
