@@ -111,6 +111,12 @@ impl Db {
             .read_only(read_only)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
+            // The receipts' unique indexes take random keys (ids, request ids), so appends touch
+            // pages all over them: a 32 MiB cache per connection keeps them in memory instead of
+            // re-reading them, and checkpointing every 4,000 WAL pages rather than 1,000 copies
+            // a page that many batches rewrite fewer times. Durability is the same.
+            .pragma("cache_size", "-32768")
+            .pragma("wal_autocheckpoint", "4000")
             .busy_timeout(Duration::from_secs(30));
         Ok(Db::Sqlite(
             SqlitePoolOptions::new()
