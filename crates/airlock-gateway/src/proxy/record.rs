@@ -105,11 +105,6 @@ pub async fn verdict(
     handling: &str,
     blocked: bool,
 ) -> Result<String, String> {
-    let code = match verdict {
-        airlock_shield::Verdict::JailbreakDetected => ReasonCode::TextJailbreak,
-        airlock_shield::Verdict::InjectionDetected => ReasonCode::TextInjection,
-        _ => ReasonCode::TextCrisis,
-    };
     let decision = if blocked {
         Decision::Deny
     } else {
@@ -124,15 +119,12 @@ pub async fn verdict(
             "handling": handling,
         }),
     };
-    let f = Finding::new(
-        format!("proxy.scan.{}", verdict.as_str().to_ascii_lowercase()),
-        code,
+    let a = flagged(
+        "proxy.scan",
+        verdict,
         decision,
-        Tier::Medium,
-        Severity::Medium,
         format!("inbound {role} text: {} ({handling})", verdict.as_str()),
     );
-    let a = Assessment::from_findings(vec![f], decision);
     record(
         broker,
         agent,
@@ -229,20 +221,12 @@ pub async fn scanned(
     let a = if clean {
         Assessment::allow()
     } else {
-        let code = match verdict {
-            airlock_shield::Verdict::JailbreakDetected => ReasonCode::TextJailbreak,
-            airlock_shield::Verdict::InjectionDetected => ReasonCode::TextInjection,
-            _ => ReasonCode::TextCrisis,
-        };
-        let f = Finding::new(
-            format!("scan.{}", verdict.as_str().to_ascii_lowercase()),
-            code,
+        flagged(
+            "scan",
+            verdict,
             decision,
-            Tier::Medium,
-            Severity::Medium,
             format!("text from {source}: {} ({handling})", verdict.as_str()),
-        );
-        Assessment::from_findings(vec![f], decision)
+        )
     };
     record(
         broker,
@@ -253,4 +237,27 @@ pub async fn scanned(
         &format!("scan:{handling}"),
     )
     .await
+}
+
+/// The assessment of a flagged verdict: one finding with the verdict's reason code.
+fn flagged(
+    prefix: &str,
+    verdict: airlock_shield::Verdict,
+    decision: Decision,
+    message: String,
+) -> Assessment {
+    let code = match verdict {
+        airlock_shield::Verdict::JailbreakDetected => ReasonCode::TextJailbreak,
+        airlock_shield::Verdict::InjectionDetected => ReasonCode::TextInjection,
+        _ => ReasonCode::TextCrisis,
+    };
+    let f = Finding::new(
+        format!("{prefix}.{}", verdict.as_str().to_ascii_lowercase()),
+        code,
+        decision,
+        Tier::Medium,
+        Severity::Medium,
+        message,
+    );
+    Assessment::from_findings(vec![f], decision)
 }
