@@ -186,9 +186,23 @@ async fn approve_releases_the_waiting_agent_and_a_replay_is_409() {
     .await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("NOT_FOUND")));
 
-    // The person was asked once in this session, and the metrics say so.
+    // The person was asked once in this session, and the metrics say so (to approvers and
+    // admins only: they name agents and sessions).
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(status(c.get(s.u("/metrics")).send().await.unwrap()), 401);
+    assert_eq!(
+        status(
+            c.get(s.u("/metrics"))
+                .bearer_auth(&s.agent)
+                .send()
+                .await
+                .unwrap()
+        ),
+        403
+    );
     let m = c
         .get(s.u("/metrics"))
+        .bearer_auth(&s.approver)
         .send()
         .await
         .unwrap()
@@ -563,6 +577,7 @@ async fn tokens_scan_ledger_health_metrics() {
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("NO_ROUTE")));
     let m = c
         .get(s.u("/metrics"))
+        .bearer_auth(&s.admin)
         .send()
         .await
         .unwrap()

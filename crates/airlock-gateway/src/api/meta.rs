@@ -1,4 +1,4 @@
-//! `/healthz`, `/metrics` (Prometheus text) and `/openapi.json`.
+//! `/healthz`, `/metrics` (Prometheus text, approvers and admins) and `/openapi.json`.
 
 use axum::Json;
 use axum::extract::State;
@@ -6,6 +6,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::auth::{Caller, Role};
 use crate::state::AppState;
 
 pub async fn healthz(State(st): State<AppState>) -> Json<Value> {
@@ -15,7 +16,12 @@ pub async fn healthz(State(st): State<AppState>) -> Json<Value> {
     }))
 }
 
-pub async fn metrics(State(st): State<AppState>) -> Response {
+/// Prometheus text. It names agents and sessions, so it needs an approver or admin token
+/// (a scraper sends one as a bearer token).
+pub async fn metrics(State(st): State<AppState>, caller: Caller) -> Response {
+    if let Err(e) = caller.require(&[Role::Approver, Role::Admin], "read the metrics") {
+        return e.into_response();
+    }
     let mut out = String::new();
     st.metrics.render(&mut out);
     out.push_str(&st.broker.metrics().to_prometheus());
