@@ -101,28 +101,22 @@ impl Db {
         })
     }
 
-    /// A person approves the definition a quarantined tool now presents; `false` when there is
-    /// nothing waiting (unknown tool, or not quarantined) or, with `expected`, when the waiting
-    /// definition is not the one the person reviewed (the server changed it again meanwhile).
+    /// A person approves definition `reviewed` of a quarantined tool; `false` when nothing
+    /// waits (unknown tool, or not quarantined) or another definition waits than the one the
+    /// person reviewed (the server changed it again meanwhile).
     pub async fn mcp_pin_approve(
         &self,
         server: &str,
         tool: &str,
-        expected: Option<&str>,
+        reviewed: &str,
         now: i64,
     ) -> Result<bool, StoreError> {
         const Q: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, \
                          pending_definition = NULL, updated_ms = $3 \
-                         WHERE server = $1 AND tool = $2 AND status = 'quarantined' AND pending_sha256 IS NOT NULL";
-        const Q_EXPECTED: &str = "UPDATE mcp_pins SET sha256 = pending_sha256, status = 'approved', pending_sha256 = NULL, \
-                         pending_definition = NULL, updated_ms = $3 \
                          WHERE server = $1 AND tool = $2 AND status = 'quarantined' AND pending_sha256 = $4";
         on_pool!(self, p => {
-            let q = match expected {
-                Some(h) => sqlx::query(Q_EXPECTED).bind(server).bind(tool).bind(now).bind(h),
-                None => sqlx::query(Q).bind(server).bind(tool).bind(now),
-            };
-            let n = q.execute(p).await?.rows_affected();
+            let n = sqlx::query(Q).bind(server).bind(tool).bind(now).bind(reviewed)
+                .execute(p).await?.rows_affected();
             Ok(n == 1)
         })
     }

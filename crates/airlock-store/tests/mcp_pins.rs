@@ -31,7 +31,7 @@ async fn pins(opts: StoreOptions) {
     );
     let q = db.mcp_pin_check("s", "t", "aa", "{}", 4).await.unwrap();
     assert!(matches!(q, PinCheck::Quarantined { .. }), "{q:?}");
-    assert!(!db.mcp_pin_approve("s", "other", None, 5).await.unwrap());
+    assert!(!db.mcp_pin_approve("s", "other", "bb", 5).await.unwrap());
     db.mcp_pin_check("s", "t", "bb", r#"{"description":"new"}"#, 5)
         .await
         .unwrap();
@@ -45,10 +45,10 @@ async fn pins(opts: StoreOptions) {
         ("quarantined", Some("bb"), Some(r#"{"description":"new"}"#))
     );
     // An approval names the definition the person reviewed: another one is not approved.
-    assert!(!db.mcp_pin_approve("s", "t", Some("aa"), 6).await.unwrap());
-    assert!(db.mcp_pin_approve("s", "t", Some("bb"), 6).await.unwrap());
+    assert!(!db.mcp_pin_approve("s", "t", "aa", 6).await.unwrap());
+    assert!(db.mcp_pin_approve("s", "t", "bb", 6).await.unwrap());
     assert!(
-        !db.mcp_pin_approve("s", "t", None, 7).await.unwrap(),
+        !db.mcp_pin_approve("s", "t", "bb", 7).await.unwrap(),
         "approved once"
     );
     let row = db.mcp_pin_get("s", "t").await.unwrap().unwrap();

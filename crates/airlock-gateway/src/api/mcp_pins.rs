@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::mcp::pins;
+use crate::mcp::pins::{self, NotApprovable};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize)]
@@ -114,19 +114,22 @@ pub(crate) async fn approve_pin(
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::not_found(format!("no pin for {tool} ({server})")))?;
-    if row.status != "quarantined" {
-        return Err(ApiError::conflict(
-            "NOT_QUARANTINED",
-            format!("{tool} ({server}) is not quarantined"),
-        ));
-    }
-    if row.pending_sha256.as_deref() != Some(sha256) {
-        return Err(ApiError::conflict(
-            "PIN_CHANGED",
-            format!(
-                "{tool} ({server}) now presents another definition than the one you reviewed; read it again"
-            ),
-        ));
+    match pins::approvable(&row, Some(sha256)) {
+        Ok(_) => {}
+        Err(NotApprovable::NotQuarantined) => {
+            return Err(ApiError::conflict(
+                "NOT_QUARANTINED",
+                format!("{tool} ({server}) is not quarantined"),
+            ));
+        }
+        Err(NotApprovable::Changed { .. }) => {
+            return Err(ApiError::conflict(
+                "PIN_CHANGED",
+                format!(
+                    "{tool} ({server}) now presents another definition than the one you reviewed; read it again"
+                ),
+            ));
+        }
     }
     let (action, assessment) = pins::approval(server, tool, sha256, &row.sha256, &caller.name);
     let receipt = crate::proxy::record::record_by(
@@ -141,7 +144,7 @@ pub(crate) async fn approve_pin(
     .await
     .map_err(ApiError::internal)?;
     let moved = db
-        .mcp_pin_approve(server, tool, Some(sha256), airlock_grants::system_now_ms())
+        .mcp_pin_approve(server, tool, sha256, airlock_grants::system_now_ms())
         .await
         .map_err(ApiError::internal)?;
     if !moved {

@@ -283,26 +283,23 @@ pub async fn tools_page(
     };
     let mut tools: Vec<ToolView> = rows
         .into_iter()
-        .map(|p| {
-            let pending = p
+        .map(crate::api::mcp_pins::view)
+        .map(|p| ToolView {
+            approve_url: format!(
+                "/inbox/mcp/{}/{}/approve",
+                segment(&p.server),
+                segment(&p.tool)
+            ),
+            pending: p
                 .pending_definition
-                .as_deref()
-                .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
-                .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                .unwrap_or_default();
-            ToolView {
-                approve_url: format!(
-                    "/inbox/mcp/{}/{}/approve",
-                    segment(&p.server),
-                    segment(&p.tool)
-                ),
-                server: p.server,
-                tool: p.tool,
-                status: p.status,
-                sha256: p.sha256,
-                pending_sha256: p.pending_sha256.unwrap_or_default(),
-                pending,
-            }
+                .as_ref()
+                .and_then(|v| serde_json::to_string_pretty(v).ok())
+                .unwrap_or_default(),
+            server: p.server,
+            tool: p.tool,
+            status: p.status,
+            sha256: p.sha256,
+            pending_sha256: p.pending_sha256.unwrap_or_default(),
         })
         .collect();
     tools.sort_by_key(|t| t.status != "quarantined");

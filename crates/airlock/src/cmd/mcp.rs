@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use airlock_confirm::PolicyProvider;
+use airlock_gateway::mcp::pins::{self, NotApprovable};
 use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
@@ -141,7 +142,7 @@ async fn approve_tool(
         _ => bail!("say who approves: --by NAME (no $USER set)"),
     };
     if let Some(h) = &sha256
-        && !airlock_gateway::mcp::pins::is_sha256(h)
+        && !pins::is_sha256(h)
     {
         bail!(
             "--sha256 must be 64 lowercase hex digits (the pending hash `airlock mcp pins` shows)"
@@ -152,29 +153,28 @@ async fn approve_tool(
         eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
         return Ok(1);
     };
-    let pending = match (&row.pending_sha256, row.status.as_str()) {
-        (Some(p), "quarantined") => p.clone(),
-        _ => {
+    let pending = match pins::approvable(&row, sha256.as_deref()) {
+        Ok(p) => p,
+        Err(NotApprovable::NotQuarantined) => {
             eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
             return Ok(1);
         }
+        Err(NotApprovable::Changed { presented }) => {
+            eprintln!(
+                "airlock: {server}/{tool} now presents another definition ({presented}) than the one you reviewed; read it again with `airlock mcp pins`"
+            );
+            return Ok(1);
+        }
     };
-    if sha256.as_ref().is_some_and(|h| *h != pending) {
-        eprintln!(
-            "airlock: {server}/{tool} now presents another definition ({pending}) than the one you reviewed; read it again with `airlock mcp pins`"
-        );
-        return Ok(1);
-    }
     // The approval is recorded (naming the person) before the pin moves.
-    let (action, assessment) =
-        airlock_gateway::mcp::pins::approval(&server, &tool, &pending, &row.sha256, &person);
+    let (action, assessment) = pins::approval(&server, &tool, &pending, &row.sha256, &person);
     let mut ctx = crate::record::RecordContext::from_env();
-    ctx.session = airlock_gateway::mcp::pins::SESSION.into();
+    ctx.session = pins::SESSION.into();
     ctx.principal = person.clone();
     ctx.approvers = vec![person];
     let receipt = crate::record::record_once(&action, &assessment, &ctx).await?;
     if db
-        .mcp_pin_approve(&server, &tool, Some(&pending), now_ms())
+        .mcp_pin_approve(&server, &tool, &pending, now_ms())
         .await?
     {
         println!(
