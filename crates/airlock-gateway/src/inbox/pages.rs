@@ -78,19 +78,6 @@ struct ToolView {
     approve_url: String,
 }
 
-/// Percent-encodes one path segment (everything but unreserved characters).
-fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[derive(Template)]
 #[template(path = "receipt.html")]
 struct ReceiptPage {
@@ -287,8 +274,8 @@ pub async fn tools_page(
         .map(|p| ToolView {
             approve_url: format!(
                 "/inbox/mcp/{}/{}/approve",
-                segment(&p.server),
-                segment(&p.tool)
+                crate::url::segment(&p.server),
+                crate::url::segment(&p.tool)
             ),
             pending: p
                 .pending_definition

@@ -135,7 +135,7 @@ fn answer(c: &Client, id: &str, mut body: Value) -> Result<u8> {
     if let Some(m) = body.as_object_mut() {
         m.retain(|_, v| !v.is_null());
     }
-    let path = format!("/v1/approvals/{}", urlencode(id));
+    let path = format!("/v1/approvals/{}", airlock_gateway::url::segment(id));
     let v = runtime()?.block_on(c.post(&path, &body, CALL))?;
     println!(
         "{} {}",
@@ -307,7 +307,7 @@ async fn post_answer(c: &Client, ap: &Value, mut body: Value) -> Result<Value> {
     if let Some(h) = ap["action_sha256"].as_str() {
         body["action_sha256"] = json!(h);
     }
-    let path = format!("/v1/approvals/{}", urlencode(id_of(ap)));
+    let path = format!("/v1/approvals/{}", airlock_gateway::url::segment(id_of(ap)));
     c.post(&path, &body, CALL).await
 }
 
@@ -387,16 +387,4 @@ pub fn describe(ap: &Value, now: i64) -> String {
         s.push_str(&format!("    suggested rule (not applied): {sug}\n"));
     }
     s
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
