@@ -158,6 +158,12 @@ pub fn json_error(e: serde_json::Error) -> ApiError {
     }
 }
 
+/// Whether `v` may serve as an id, session or source name: 1 to `max` bytes, no control
+/// characters (they would forge lines in logs and terminal views).
+pub fn is_label(v: &str, max: usize) -> bool {
+    !v.is_empty() && v.len() <= max && !v.chars().any(char::is_control)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,7 @@ impl From<Outcome> for OutcomeBody {
 }
 
 fn check_id(what: &str, v: &str) -> Result<(), ApiError> {
-    if v.is_empty() || v.len() > MAX_ID || v.chars().any(char::is_control) {
+    if !crate::extract::is_label(v, MAX_ID) {
         return Err(ApiError::invalid(
             "INVALID_ACTION",
             format!("{what} must be 1 to {MAX_ID} characters without control characters"),

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::auth::{Caller, Role};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 pub async fn healthz(State(st): State<AppState>) -> Json<Value> {
@@ -18,21 +19,19 @@ pub async fn healthz(State(st): State<AppState>) -> Json<Value> {
 
 /// Prometheus text. It names agents and sessions, so it needs an approver or admin token
 /// (a scraper sends one as a bearer token).
-pub async fn metrics(State(st): State<AppState>, caller: Caller) -> Response {
-    if let Err(e) = caller.require(&[Role::Approver, Role::Admin], "read the metrics") {
-        return e.into_response();
-    }
+pub async fn metrics(State(st): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    caller.require(&[Role::Approver, Role::Admin], "read the metrics")?;
     let mut out = String::new();
     st.metrics.render(&mut out);
     out.push_str(&st.broker.metrics().to_prometheus());
     if let Some(p) = &st.proxy {
         out.push_str(&p.to_prometheus());
     }
-    (
+    Ok((
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         out,
     )
-        .into_response()
+        .into_response())
 }
 
 pub async fn openapi() -> Response {

@@ -38,7 +38,7 @@ pub struct RecordSpec {
 }
 
 fn printable(what: &str, v: &str, max: usize) -> Result<(), ApiError> {
-    if v.is_empty() || v.len() > max || v.chars().any(char::is_control) {
+    if !crate::extract::is_label(v, max) {
         return Err(ApiError::bad_request(
             "INVALID_REQUEST",
             format!("record.{what} must be 1 to {max} printable characters"),

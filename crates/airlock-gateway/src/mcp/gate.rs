@@ -128,12 +128,6 @@ impl Decider for BrokerDecider {
     }
 
     async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
-        self.scan_and_record(call).await
-    }
-}
-
-impl BrokerDecider {
-    async fn scan_and_record(&self, call: ScanCall) -> Result<Scanned, String> {
         let ScanCall {
             text,
             session,

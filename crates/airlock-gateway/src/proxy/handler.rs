@@ -32,9 +32,7 @@ fn session(headers: &HeaderMap) -> Result<String, ApiError> {
         return Ok("proxy".into());
     };
     match v.to_str() {
-        Ok(s) if !s.is_empty() && s.len() <= MAX_SESSION && !s.chars().any(char::is_control) => {
-            Ok(s.to_string())
-        }
+        Ok(s) if crate::extract::is_label(s, MAX_SESSION) => Ok(s.to_string()),
         _ => Err(ApiError::bad_request(
             "INVALID_REQUEST",
             format!("{SESSION_HEADER} must be 1 to {MAX_SESSION} printable characters"),
