@@ -411,15 +411,15 @@ async fn a_quarantined_mcp_tool_is_read_and_reapproved_in_the_inbox() {
         (pin.status.as_str(), pin.sha256.as_str()),
         ("approved", new.as_str())
     );
-    let rows = db.receipts(0, 1000).await.unwrap();
-    let approval = rows
+    let receipts = s.receipts().await;
+    let approval = receipts
         .iter()
-        .find(|r| r.body.contains("airlock.mcp.approve_tool"))
+        .find(|r| r["tool"] == "airlock.mcp.approve_tool")
         .expect("the approval is a receipt");
-    assert!(
-        approval.body.contains("\"approvers\":[\"alice\"]"),
-        "{}",
-        approval.body
+    assert_eq!(
+        approval["approvers"],
+        serde_json::json!(["alice"]),
+        "{approval}"
     );
     s.stop().await;
 }
