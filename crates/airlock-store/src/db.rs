@@ -62,7 +62,14 @@ fn is_postgres(url: &str) -> bool {
 impl Db {
     /// Opens (creating if needed) the database the options name and runs the migrations.
     pub async fn open(opts: &StoreOptions) -> Result<Db, StoreError> {
-        let db = match opts.database.as_deref() {
+        let db = Self::connect(opts).await?;
+        crate::migrate::run(&db).await?;
+        Ok(db)
+    }
+
+    /// Opens (creating if needed) the database the options name, as it is.
+    pub(crate) async fn connect(opts: &StoreOptions) -> Result<Db, StoreError> {
+        Ok(match opts.database.as_deref() {
             Some(url) if is_postgres(url) => {
                 let o = PgConnectOptions::from_str(url)?;
                 Db::Pg(
@@ -88,9 +95,7 @@ impl Db {
                 keyfile::create_private_dir(&opts.data_dir)?;
                 Self::sqlite(&opts.sqlite_path(), false).await?
             }
-        };
-        crate::migrate::run(&db).await?;
-        Ok(db)
+        })
     }
 
     /// Opens an existing SQLite ledger file read-only (for `airlock ledger verify FILE`).
@@ -111,9 +116,9 @@ impl Db {
             .read_only(read_only)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
-            // The receipts' unique indexes take random keys (ids, request ids), so appends touch
-            // pages all over them: a 32 MiB cache per connection keeps them in memory instead of
-            // re-reading them, and checkpointing every 4,000 WAL pages rather than 1,000 copies
+            // The receipts' unique index on ids takes random keys, so appends touch pages all
+            // over it: a 32 MiB cache per connection keeps them in memory instead of re-reading
+            // them, and checkpointing every 4,000 WAL pages rather than 1,000 copies
             // a page that many batches rewrite fewer times. Durability is the same.
             .pragma("cache_size", "-32768")
             .pragma("wal_autocheckpoint", "4000")

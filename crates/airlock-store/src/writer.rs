@@ -368,30 +368,44 @@ fn list(sqlite: bool, n: usize) -> String {
     s
 }
 
-/// The stored bodies of the request ids already recorded.
+/// The stored bodies of the request ids already recorded. Looked up by receipt id, a hash of
+/// the request id, which is the only unique key on a receipt's identity (see migration 8); the
+/// stored request id is compared too, so a hash collision could never pass for a repeat.
 async fn existing_receipts(
     tx: &mut Tx,
-    ids: &[&str],
+    request_ids: &[&str],
 ) -> Result<HashMap<String, String>, StoreError> {
     let mut out = HashMap::new();
     let sqlite = tx.is_sqlite();
-    for chunk in pieces(ids) {
+    let ids: Vec<(String, &str)> = request_ids
+        .iter()
+        .map(|r| (airlock_ledger::receipt::receipt_id(r), *r))
+        .collect();
+    for chunk in pieces(&ids) {
         let sql = format!(
-            "SELECT request_id, body FROM receipts WHERE request_id IN ({})",
+            "SELECT id, request_id, body FROM receipts WHERE id IN ({})",
             list(sqlite, chunk.len())
         );
-        let rows: Vec<(String, String)> = on_tx!(tx, c => {
+        let rows: Vec<(String, String, String)> = on_tx!(tx, c => {
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for id in chunk {
-                q = q.bind(*id);
+            for (id, _) in chunk {
+                q = q.bind(id.as_str());
             }
             q.fetch_all(&mut *c)
                 .await?
                 .iter()
-                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
                 .collect::<Result<_, _>>()?
         });
-        out.extend(rows);
+        for (id, request_id, body) in rows {
+            if chunk.iter().any(|(i, r)| *i == id && *r == request_id) {
+                out.insert(request_id, body);
+            } else {
+                return Err(StoreError::Config(format!(
+                    "receipt {id} is stored for another request id"
+                )));
+            }
+        }
     }
     Ok(out)
 }
