@@ -174,12 +174,26 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
                     })
                 })
         }
+        Lang::Python => {
+            has(SPAWN)
+                || python_from_import(
+                    code,
+                    &["system", "popen", "exec", "spawn", "fork", "posix_spawn"],
+                )
+        }
         _ => has(SPAWN),
     };
     if spawn {
         out.push(Capability::Spawn);
     }
-    if lang != Lang::Sed && has(DELETE) {
+    if lang != Lang::Sed
+        && (has(DELETE)
+            || (lang == Lang::Python
+                && python_from_import(
+                    code,
+                    &["remove", "unlink", "rmdir", "removedirs", "truncate"],
+                )))
+    {
         out.push(Capability::Delete);
     }
     if has(NETWORK) {
@@ -192,6 +206,29 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
         out.push(Capability::Dynamic);
     }
     out
+}
+
+/// `from os import system as s` (also `posix`, `pty`): the call is then written without its
+/// module, under any name. True when such an import brings in a name starting with one of
+/// `names`.
+fn python_from_import(code: &str, names: &[&str]) -> bool {
+    [
+        "from os import",
+        "from posix import",
+        "from pty import",
+        "from nt import",
+    ]
+    .iter()
+    .any(|m| {
+        code.match_indices(m).any(|(at, _)| {
+            code[at + m.len()..]
+                .split(['\n', ';'])
+                .next()
+                .unwrap_or("")
+                .split([',', ' ', '(', ')'])
+                .any(|w| w == "*" || names.iter().any(|n| w.starts_with(n)))
+        })
+    })
 }
 
 /// Calls that resolve a name, a module or code from a run-time value.
@@ -470,6 +507,16 @@ mod tests {
         assert_eq!(capabilities(Lang::Sed, "1e rm x"), vec![Capability::Spawn]);
         assert_eq!(capabilities(Lang::Sed, "s/a/b/e"), vec![Capability::Spawn]);
         assert!(capabilities(Lang::Sed, "s/e/x/g").is_empty());
+    }
+
+    #[test]
+    fn finds_process_calls_imported_under_another_name() {
+        let c = capabilities(Lang::Python, "from os import system as s; s('id')");
+        assert_eq!(c, vec![Capability::Spawn]);
+        let c = capabilities(Lang::Python, "from os import path, remove as r\nr('/x')");
+        assert_eq!(c, vec![Capability::Delete]);
+        assert!(capabilities(Lang::Python, "from os import path; print(path.sep)").is_empty());
+        assert!(capabilities(Lang::Python, "from os import getcwd; print(getcwd())").is_empty());
     }
 
     #[test]
