@@ -504,8 +504,14 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .iter()
                 .position(|a| a == ":::" || a == "::::")
                 .unwrap_or(argv.len());
+            // without a command, each argument after `:::` is a command line of its own
             if at >= end {
-                return Vec::new();
+                return argv[end..]
+                    .iter()
+                    .filter(|a| !a.starts_with(":::") && *a != "::::")
+                    .take(16)
+                    .map(|a| Inner::Script(a.clone()))
+                    .collect();
             }
             // each argument after `:::` is appended to the command (or replaces `{}`)
             let cmd = argv[at..end].join(" ");

@@ -577,6 +577,7 @@ fn session_and_sandbox_wrappers_are_unwrapped() {
         "vim -c ':!rm -rf /' notes.txt",
         "vim +'!rm -rf /'",
         "parallel rm -rf ::: / /home",
+        "parallel ::: 'rm -rf /' 'echo hi'",
     ] {
         assert_eq!(decision(cmd), Decision::Deny, "{cmd}");
     }
