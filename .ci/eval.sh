@@ -8,9 +8,9 @@ corpora=$2
 # figures, so a regression fails CI; the goal (99% recall, <= 2% benign asked) is not met, see
 # the known misses there (mostly deliberate differences with the corpora's labels).
 "$bin" eval commands --corpora "$corpora" --misses 10 \
-  --min-recall 0.98 --max-benign-asked 0.02 \
-  --min-recall-for tirith=0.96 --max-benign-asked-for tirith=0.05 \
-  --min-recall-for hermes=0.90 --max-benign-asked-for hermes=0.03
+  --min-recall 0.985 --max-benign-asked 0.02 \
+  --min-recall-for tirith=0.965 --max-benign-asked-for tirith=0.055 \
+  --min-recall-for hermes=0.915 --max-benign-asked-for hermes=0.025
 
 # Text scanner (docs/evaluation.md, "Text scanner"): held-out splits only; floors in the file.
 "$bin" eval text --corpora "$corpora" --floors crates/airlock-shield/eval-floors.toml

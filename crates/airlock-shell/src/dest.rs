@@ -1,5 +1,6 @@
 //! Where a command writes files without a shell redirect: `tee FILE`, the destination of `cp`,
-//! `mv`, `install`, `ln` and a local `rsync`, `dd of=FILE`, `truncate FILE`. The walk judges
+//! `mv`, `install`, `ln` and a local `rsync`, `dd of=FILE`, `truncate FILE`, the files of
+//! `sed -i`, `perl -i` and `ruby -i`, and `unzip -d DIR`. The walk judges
 //! these exactly like `> FILE`, so `cp x ~/.bashrc` is held like `cat x > ~/.bashrc`.
 //!
 //! Only options known to take a value are skipped with it; an unknown option is assumed to take
@@ -49,8 +50,49 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
             )
             .0
         }
+        // `perl -pi -e CODE FILE…` / `ruby -i -pe CODE FILE…` rewrite FILEs in place
+        "perl" | "ruby" if args.iter().any(|a| is_perl_in_place(a)) => {
+            // a cluster ending in `e`/`E` (`-e`, `-pe`, `-lne`) takes the code as the next word
+            let mut files = Vec::new();
+            let mut it = args.iter();
+            while let Some(a) = it.next() {
+                if a.starts_with('-') && a.len() > 1 {
+                    let takes_code = !a.starts_with("--") && (a.ends_with('e') || a.ends_with('E'));
+                    if takes_code || matches!(a.as_str(), "-I" | "-M" | "-m" | "-r") {
+                        it.next();
+                    }
+                } else {
+                    files.push(a.as_str());
+                }
+            }
+            files
+        }
+        // `unzip ARCHIVE -d DIR` extracts into DIR
+        "unzip" => args
+            .windows(2)
+            .filter(|w| w[0] == "-d")
+            .map(|w| w[1].as_str())
+            .chain(
+                args.iter()
+                    .filter_map(|a| a.strip_prefix("-d").filter(|d| !d.is_empty())),
+            )
+            .collect(),
         _ => Vec::new(),
     }
+}
+
+/// A perl or ruby switch cluster with `-i` (`-i`, `-pi`, `-i.bak`, `-0777 -pi`); `-I`, `-M` and
+/// `-m` take the rest of the word as their value.
+fn is_perl_in_place(a: &str) -> bool {
+    a.starts_with('-')
+        && !a.starts_with("--")
+        && !a.starts_with("-I")
+        && !a.starts_with("-M")
+        && !a.starts_with("-m")
+        && a[1..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .any(|c| c == 'i')
 }
 
 /// Options of cp, mv, install and ln that take a value (`-t DIR` is the target itself).
@@ -178,6 +220,23 @@ mod tests {
         );
         assert_eq!(dests("sed -i.bak -e s/a/b/ /etc/hosts"), ["/etc/hosts"]);
         assert_eq!(dests("sed -Ei s/x/y/ .env"), ["s/x/y/", ".env"]);
+    }
+
+    #[test]
+    fn in_place_editors_and_extractors() {
+        assert_eq!(dests("perl -pi -e s/a/b/ /etc/passwd"), ["/etc/passwd"]);
+        assert_eq!(
+            dests("perl -i.bak -pe s/a/b/ a.txt b.txt"),
+            ["a.txt", "b.txt"]
+        );
+        assert_eq!(dests("ruby -i -pe gsub(/a/,'b') ~/.bashrc"), ["~/.bashrc"]);
+        assert!(dests("perl -Ilib -ne print a.txt").is_empty());
+        assert!(dests("perl -e print").is_empty());
+        assert_eq!(
+            dests("unzip -o x.zip -d /usr/local/bin"),
+            ["/usr/local/bin"]
+        );
+        assert!(dests("unzip x.zip").is_empty());
     }
 
     #[test]

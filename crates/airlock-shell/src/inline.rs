@@ -11,6 +11,9 @@ pub enum Capability {
     Delete,
     Network,
     Secrets,
+    /// Names what it calls only at run time, evaluates a built or decoded string, or loads
+    /// native code: the API lists above cannot see through it.
+    Dynamic,
 }
 
 impl Capability {
@@ -20,6 +23,7 @@ impl Capability {
             Capability::Delete => "deletes files",
             Capability::Network => "uses the network",
             Capability::Secrets => "reads secrets",
+            Capability::Dynamic => "builds or decodes what it runs",
         }
     }
 }
@@ -170,12 +174,26 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
                     })
                 })
         }
+        Lang::Python => {
+            has(SPAWN)
+                || python_from_import(
+                    code,
+                    &["system", "popen", "exec", "spawn", "fork", "posix_spawn"],
+                )
+        }
         _ => has(SPAWN),
     };
     if spawn {
         out.push(Capability::Spawn);
     }
-    if lang != Lang::Sed && has(DELETE) {
+    if lang != Lang::Sed
+        && (has(DELETE)
+            || (lang == Lang::Python
+                && python_from_import(
+                    code,
+                    &["remove", "unlink", "rmdir", "removedirs", "truncate"],
+                )))
+    {
         out.push(Capability::Delete);
     }
     if has(NETWORK) {
@@ -184,7 +202,170 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
     if has(SECRETS) {
         out.push(Capability::Secrets);
     }
+    if dynamic(lang, code) {
+        out.push(Capability::Dynamic);
+    }
     out
+}
+
+/// `from os import system as s` (also `posix`, `pty`): the call is then written without its
+/// module, under any name. True when such an import brings in a name starting with one of
+/// `names`.
+fn python_from_import(code: &str, names: &[&str]) -> bool {
+    [
+        "from os import",
+        "from posix import",
+        "from pty import",
+        "from nt import",
+    ]
+    .iter()
+    .any(|m| {
+        code.match_indices(m).any(|(at, _)| {
+            code[at + m.len()..]
+                .split(['\n', ';'])
+                .next()
+                .unwrap_or("")
+                .split([',', ' ', '(', ')'])
+                .any(|w| w == "*" || names.iter().any(|n| w.starts_with(n)))
+        })
+    })
+}
+
+/// Calls that resolve a name, a module or code from a run-time value.
+fn dynamic(lang: Lang, code: &str) -> bool {
+    let has = |list: &[&str]| list.iter().any(|p| code.contains(p));
+    match lang {
+        Lang::Python => {
+            non_literal_call(code, "__import__(")
+                || non_literal_call(code, "import_module(")
+                || getattr_hides_name(code)
+                || has(&[
+                    "marshal.loads",
+                    "pickle.loads",
+                    "ctypes",
+                    "__builtins__",
+                    "__globals__",
+                    "__subclasses__",
+                    "codecs.decode(",
+                ])
+                || code
+                    .match_indices("compile(")
+                    .any(|(at, _)| !code[..at].ends_with("re.") && !code[..at].ends_with("regex."))
+        }
+        // Perl's and Ruby's string `eval` needs no parentheses (`eval decode_base64 …`); a
+        // Perl `eval { … }` block only catches errors
+        Lang::Perl | Lang::Ruby => {
+            code.match_indices("eval").any(|(at, _)| {
+                let before = code[..at].chars().next_back();
+                let after = code[at + 4..].trim_start_matches(' ');
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && code[at + 4..].starts_with(' ')
+                    && !after.starts_with('{')
+                    && !after.is_empty()
+            }) || has(&[
+                ".send(",
+                ".public_send(",
+                "__send__",
+                "instance_eval",
+                "class_eval",
+                "module_eval",
+                "const_get",
+                "DynaLoader",
+            ])
+        }
+        Lang::Node => {
+            non_literal_call(code, "require(")
+                || non_literal_call(code, "import(")
+                || has(&[
+                    "Function(",
+                    "vm.run",
+                    "vm.Script",
+                    "runInNewContext",
+                    "runInThisContext",
+                    "process.binding",
+                    "process.dlopen",
+                ])
+        }
+        Lang::Php => has(&[
+            "assert(",
+            "create_function",
+            "call_user_func",
+            "base64_decode",
+            "gzinflate",
+            "str_rot13",
+        ]),
+        Lang::Lua => has(&["loadstring", "load(", "dofile", "package.loadlib"]),
+        _ => false,
+    }
+}
+
+/// `name(` followed by something other than one plain string literal (`__import__('o'+'s')`,
+/// `require(x)`).
+fn non_literal_call(code: &str, name: &str) -> bool {
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return false;
+        }
+        !plain_literal_arg(&code[at + name.len()..])
+    })
+}
+
+/// The text after `(` is one quoted name followed by `)` or `,`.
+fn plain_literal_arg(after: &str) -> bool {
+    let after = after.trim_start();
+    let Some(q) = after
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '"' | '\'' | '`'))
+    else {
+        return false;
+    };
+    let body = &after[1..];
+    let Some(end) = body.find(q) else {
+        return false;
+    };
+    let name = &body[..end];
+    let rest = body[end + 1..].trim_start();
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | ':' | '@'))
+        && (rest.starts_with(')') || rest.starts_with(','))
+}
+
+/// `getattr(obj, NAME)` where NAME is not a literal, or is a literal naming a process or delete
+/// call (`getattr(os, 'system')`), which the API lists look for only as `system(`.
+fn getattr_hides_name(code: &str) -> bool {
+    code.match_indices("getattr(").any(|(at, _)| {
+        let args = &code[at + 8..];
+        let Some(comma) = args.find(',') else {
+            return true;
+        };
+        let second = &args[comma + 1..];
+        if !plain_literal_arg(second) {
+            return true;
+        }
+        let name = second.trim_start()[1..]
+            .split(['"', '\''])
+            .next()
+            .unwrap_or("");
+        name.starts_with("system")
+            || name.starts_with("popen")
+            || name.starts_with("exec")
+            || name.starts_with("spawn")
+            || matches!(
+                name,
+                "remove"
+                    | "unlink"
+                    | "rmtree"
+                    | "rmdir"
+                    | "check_output"
+                    | "run"
+                    | "call"
+                    | "Popen"
+            )
+    })
 }
 
 /// `sed` runs commands through the `e` command or the `e` flag of `s///`.
@@ -326,6 +507,65 @@ mod tests {
         assert_eq!(capabilities(Lang::Sed, "1e rm x"), vec![Capability::Spawn]);
         assert_eq!(capabilities(Lang::Sed, "s/a/b/e"), vec![Capability::Spawn]);
         assert!(capabilities(Lang::Sed, "s/e/x/g").is_empty());
+    }
+
+    #[test]
+    fn finds_process_calls_imported_under_another_name() {
+        let c = capabilities(Lang::Python, "from os import system as s; s('id')");
+        assert_eq!(c, vec![Capability::Spawn]);
+        let c = capabilities(Lang::Python, "from os import path, remove as r\nr('/x')");
+        assert_eq!(c, vec![Capability::Delete]);
+        assert!(capabilities(Lang::Python, "from os import path; print(path.sep)").is_empty());
+        assert!(capabilities(Lang::Python, "from os import getcwd; print(getcwd())").is_empty());
+    }
+
+    #[test]
+    fn finds_code_built_at_run_time() {
+        for (lang, code) in [
+            (
+                Lang::Python,
+                "getattr(__import__('o'+'s'), 'sys'+'tem')('id')",
+            ),
+            (Lang::Python, "import os; getattr(os, 'system')('id')"),
+            (Lang::Python, "m = __import__(name)"),
+            (Lang::Python, "exec(compile(src, 'x', 'exec'))"),
+            (Lang::Python, "import importlib; importlib.import_module(n)"),
+            (Lang::Perl, "use MIME::Base64; eval decode_base64('cm0=')"),
+            (Lang::Perl, "eval $payload"),
+            (Lang::Ruby, "Kernel.send(:system, 'id')"),
+            (Lang::Node, "require(m)"),
+            (Lang::Node, "new Function(atob(s))()"),
+            (Lang::Php, "eval(base64_decode('cm0='));"),
+            (Lang::Lua, "loadstring(s)()"),
+        ] {
+            assert!(
+                capabilities(lang, code).contains(&Capability::Dynamic),
+                "{code}"
+            );
+        }
+        for (lang, code) in [
+            (Lang::Python, "print(__import__('json').dumps({'a': 1}))"),
+            (
+                Lang::Python,
+                "import re; print(re.compile('a+').match('aa'))",
+            ),
+            (Lang::Python, "import sys; print(getattr(sys, 'version'))"),
+            (Lang::Perl, "eval { risky() }; print $@"),
+            (Lang::Perl, "print 'evaluation'"),
+            (
+                Lang::Node,
+                "const fs = require('fs'); console.log(fs.readdirSync('.'))",
+            ),
+            (
+                Lang::Node,
+                "console.log(require(\"./package.json\").version)",
+            ),
+        ] {
+            assert!(
+                !capabilities(lang, code).contains(&Capability::Dynamic),
+                "{code}"
+            );
+        }
     }
 
     #[test]

