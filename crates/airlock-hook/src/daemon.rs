@@ -6,6 +6,11 @@
 //! Whatever the daemon says is taken only as far as it is stricter or an explicit approval: a
 //! pending action that outlives the hook's own budget is denied (silence is not consent), and an
 //! error from the daemon leaves the local "ask" in place.
+//!
+//! A daemon on loopback (`http://127.0.0.1:…`, as `airlock serve` announces itself by default) is
+//! reached with `http::Loopback`, in both binaries. Any other URL needs TLS or a resolver the
+//! lean binary does not carry: `Remote` says what the caller does then (the lean binary re-runs
+//! the call through `airlock hook`; the full one connects with its own client).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
