@@ -175,3 +175,47 @@ fn the_lean_hook_explains_itself_and_blocks_on_a_bad_command_line() {
     assert_eq!(code, 2);
     assert!(err.contains("unexpected arguments"), "{err}");
 }
+
+/// A daemon the lean client does not take, and no `airlock` beside the lean binary to re-run
+/// the call: the hook keeps its own ask (the agent's prompt), never an allow.
+#[test]
+fn the_lean_hook_alone_keeps_its_ask_for_a_daemon_it_cannot_reach() {
+    let lean = binary();
+    let dir = tempfile::tempdir_in(lean.parent().unwrap()).unwrap();
+    let alone = dir.path().join("airlock-hook");
+    std::fs::hard_link(&lean, &alone).unwrap();
+    let push = claude("Bash", json!({"command": "git push --force origin main"}));
+    let mut cmd = Command::new(&alone);
+    cmd.args(["--agent", "claude"]);
+    let (_, no_daemon, _) = run(cmd, push.as_bytes());
+    // `run` clears the daemon settings; this run names one, so it is spawned here.
+    let mut cmd = Command::new(&alone);
+    cmd.args(["--agent", "claude"])
+        .env("HOME", "/home/agent")
+        .env("AIRLOCK_URL", "https://127.0.0.1:1")
+        .env("AIRLOCK_TOKEN", "alk_not_used");
+    let o = {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(push.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(o.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stdout.contains(r#""permissionDecision":"ask""#), "{stdout}");
+    assert!(stderr.contains("is not beside this binary"), "{stderr}");
+    // The same answer as without a daemon.
+    assert_eq!(no_daemon, stdout);
+}
