@@ -1,25 +1,14 @@
 //! Arbitrary bytes as `airlock hook` input (every dialect, detected and forced), through the
 //! whole pipeline to the answer, and as a command line for the shell analyser and the
 //! sensitive-path check. Nothing may panic, and no answer to unreadable input may allow.
-//!
-//! The hook modules live in the binary crate, so they are compiled in here by path.
 
 #![no_main]
-#![allow(dead_code)]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/airlock/src/cmd/hook/answer.rs"]
-mod answer;
-#[path = "../../crates/airlock/src/cmd/hook/input.rs"]
-mod input;
-#[path = "../../crates/airlock/src/cmd/hook/protocol.rs"]
-mod protocol;
-#[path = "../../crates/airlock/src/cmd/hook/tools.rs"]
-mod tools;
-
 use airlock_core::Decision;
-use protocol::Protocol;
+use airlock_hook::protocol::Protocol;
+use airlock_hook::{answer, input, tools};
 
 const HOME: Option<&str> = Some("/home/fuzz");
 

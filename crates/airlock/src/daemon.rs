@@ -1,64 +1,19 @@
-//! Talking to a running `airlock serve` from one-shot commands (the hook, `airlock pending`,
-//! `approve`, `deny`, `watch`). Where the daemon is: `--url`/`AIRLOCK_URL`, else the
+//! Talking to a running `airlock serve` from one-shot commands (`airlock pending`, `approve`,
+//! `deny`, `watch`, and the hook when the daemon is not plain HTTP on loopback). Where the daemon is: `--url`/`AIRLOCK_URL`, else the
 //! `serve.json` that `airlock serve` writes into the data directory while it runs. Which token:
 //! `--token`/`AIRLOCK_TOKEN`, else (agents only) the `agent.token` file the daemon writes beside
 //! it, so hooks on the same machine work without setup. An approver's token is never written to
 //! disk by airlock: the person passes it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The file `airlock serve` writes into the data directory while it runs.
-pub const SERVE_FILE: &str = "serve.json";
-/// The agent token of this machine's hooks (owner-only permissions).
-pub const AGENT_TOKEN_FILE: &str = "agent.token";
-
-/// What `serve.json` holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ServeInfo {
-    pub url: String,
-    pub pid: u32,
-    pub node: String,
-}
-
-/// A daemon's address and the token to present.
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub url: String,
-    pub token: Option<String>,
-}
-
-impl Endpoint {
-    /// The daemon for this data directory: explicit values first, then the environment, then
-    /// the files the daemon wrote. `agent` also reads the machine's agent token file.
-    pub fn discover(
-        data_dir: &Path,
-        url: Option<String>,
-        token: Option<String>,
-        agent: bool,
-    ) -> Option<Endpoint> {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let url = url.or_else(|| env("AIRLOCK_URL")).or_else(|| {
-            let text = std::fs::read_to_string(data_dir.join(SERVE_FILE)).ok()?;
-            serde_json::from_str::<ServeInfo>(&text).ok().map(|i| i.url)
-        })?;
-        let token = token.or_else(|| env("AIRLOCK_TOKEN")).or_else(|| {
-            agent
-                .then(|| std::fs::read_to_string(data_dir.join(AGENT_TOKEN_FILE)).ok())
-                .flatten()
-                .map(|t| t.trim().to_string())
-                .filter(|t| !t.is_empty())
-        });
-        Some(Endpoint {
-            url: url.trim_end_matches('/').to_string(),
-            token,
-        })
-    }
-}
+// Where the daemon is (`serve.json`, the agent token, the environment) is shared with the hook,
+// which lives in the lean `airlock-hook` crate.
+pub use airlock_hook::endpoint::{AGENT_TOKEN_FILE, Endpoint, SERVE_FILE, ServeInfo};
 
 /// Installs ring as rustls's crypto provider once (the daemon may sit behind TLS).
 pub fn init_tls() {
@@ -146,6 +101,43 @@ impl Client {
     }
 }
 
+/// The hook's transport for a daemon its loopback client does not reach (TLS, another host):
+/// this client, driven by a current-thread runtime per call.
+pub struct BlockingClient {
+    client: Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl BlockingClient {
+    pub fn new(ep: &Endpoint) -> Result<BlockingClient> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(BlockingClient {
+            client: Client::new(ep.clone())?,
+            rt,
+        })
+    }
+}
+
+impl airlock_hook::http::Transport for BlockingClient {
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Value> {
+        self.rt.block_on(async {
+            match (method, body) {
+                ("GET", None) => self.client.get(path, timeout).await,
+                ("POST", Some(b)) => self.client.post(path, b, timeout).await,
+                _ => bail!("unsupported request {method} {path}"),
+            }
+        })
+    }
+}
+
 /// The data directory the global options select.
 pub fn data_dir() -> PathBuf {
     crate::record::store_options().data_dir
@@ -168,40 +160,11 @@ pub fn person_endpoint(url: Option<String>, token: Option<String>) -> Result<End
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn discovery_reads_the_files_the_daemon_wrote() {
-        if std::env::var_os("AIRLOCK_URL").is_some() || std::env::var_os("AIRLOCK_TOKEN").is_some()
-        {
-            return; // the environment wins over the files; nothing to check here
-        }
-        let dir = tempfile::tempdir().unwrap();
-        assert!(Endpoint::discover(dir.path(), None, None, true).is_none());
-        let info = ServeInfo {
-            url: "http://127.0.0.1:7373/".into(),
-            pid: 1,
-            node: "n".into(),
-        };
-        let info = serde_json::to_string(&info).unwrap();
-        std::fs::write(dir.path().join(SERVE_FILE), info).unwrap();
-        std::fs::write(dir.path().join(AGENT_TOKEN_FILE), "alk_secret\n").unwrap();
-        let ep = Endpoint::discover(dir.path(), None, None, true).unwrap();
-        assert_eq!(ep.url, "http://127.0.0.1:7373");
-        assert_eq!(ep.token.as_deref(), Some("alk_secret"));
-        let person = Endpoint::discover(dir.path(), None, None, false).unwrap();
+    fn the_hook_looks_for_the_daemon_where_airlock_keeps_its_data() {
         assert_eq!(
-            person.token, None,
-            "a person's command never picks up the agent token"
+            airlock_hook::endpoint::default_data_dir(),
+            airlock_store::default_data_dir()
         );
-        let explicit = Endpoint::discover(
-            dir.path(),
-            Some("http://h:1".into()),
-            Some("t".into()),
-            true,
-        );
-        let explicit = explicit.unwrap();
-        assert_eq!(explicit.url, "http://h:1");
-        assert_eq!(explicit.token.as_deref(), Some("t"));
     }
 }

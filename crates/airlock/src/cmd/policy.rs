@@ -32,12 +32,7 @@ pub struct PolicyArgs {
 /// The policy files for a process working in `cwd` (default: the current directory), with
 /// `AIRLOCK_POLICY` naming the user file when set (as the hook, which has no flags, needs).
 pub fn sources_at(cwd: Option<&Path>) -> Sources {
-    let here = std::env::current_dir().ok();
-    let mut s = Sources::discover(dirs_config().as_deref(), cwd.or(here.as_deref()));
-    if let Some(p) = std::env::var_os("AIRLOCK_POLICY").filter(|p| !p.is_empty()) {
-        s.user = Some(PathBuf::from(p));
-    }
-    s
+    airlock_hook::policy_sources(cwd)
 }
 
 impl PolicyArgs {
@@ -56,12 +51,6 @@ impl PolicyArgs {
     pub fn load(&self) -> Result<Policy> {
         Policy::load(&self.sources()).context("loading the policy")
     }
-}
-
-fn dirs_config() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
 }
 
 /// The decision context of this process: cwd, home, agent and session from the environment.

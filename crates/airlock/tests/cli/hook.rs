@@ -259,15 +259,47 @@ fn install_prints_one_entry_per_agent() {
     }
 }
 
-#[test]
-fn install_default_command_is_this_binary() {
-    let (_, out, _) = install(&["claude"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+/// `airlock hook install claude` run from a copy (a hard link) of the binary in a fresh
+/// directory, optionally with an `airlock-hook` beside it; returns the installed command and the
+/// directory.
+fn install_from_copy(with_lean: bool) -> (String, tempfile::TempDir) {
+    let airlock = assert_cmd::cargo::cargo_bin("airlock");
+    // In the target directory, so the hard link stays on one file system.
+    let dir = tempfile::tempdir_in(airlock.parent().unwrap()).unwrap();
+    let copy = dir.path().join("airlock");
+    std::fs::hard_link(&airlock, &copy).unwrap();
+    if with_lean {
+        let lean = dir.path().join("airlock-hook");
+        std::fs::write(&lean, "#!/bin/sh\n").unwrap();
+        let mut perm = std::fs::metadata(&lean).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&lean, perm).unwrap();
+    }
+    let out = std::process::Command::new(&copy)
+        .args(["hook", "install", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cmd = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         .as_str()
-        .unwrap();
-    assert!(cmd.ends_with(" hook --agent claude"), "{cmd}");
-    assert!(cmd.contains("airlock"), "{cmd}");
+        .unwrap()
+        .to_string();
+    (cmd, dir)
+}
+
+#[test]
+fn install_default_command_is_this_binary() {
+    let (cmd, dir) = install_from_copy(false);
+    let exe = dir.path().canonicalize().unwrap().join("airlock");
+    assert_eq!(cmd, format!("{} hook --agent claude", exe.display()));
+}
+
+#[test]
+fn install_prefers_the_lean_hook_beside_this_binary() {
+    let (cmd, dir) = install_from_copy(true);
+    let lean = dir.path().canonicalize().unwrap().join("airlock-hook");
+    assert_eq!(cmd, format!("{} --agent claude", lean.display()));
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod eval_commands;
 mod grant;
 mod hook;
 mod hook_shell;
+mod lean_hook;
 mod ledger;
 mod mcp_py;
 mod mcp_wrap;

@@ -165,14 +165,36 @@ fn hook_in_background(
     env: &[(&str, &str)],
     command: &str,
 ) -> std::thread::JoinHandle<(i32, String)> {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
+    cmd.arg("hook");
+    run_in_background(cmd, dir, config_home, env, command)
+}
+
+/// The lean `airlock-hook` binary, as `hook install` sets it up, in the background.
+fn lean_hook_in_background(
+    dir: &Path,
+    config_home: &Path,
+    env: &[(&str, &str)],
+    command: &str,
+) -> std::thread::JoinHandle<(i32, String)> {
+    let mut cmd = Command::new(crate::lean_hook::binary());
+    cmd.args(["--agent", "claude"]);
+    run_in_background(cmd, dir, config_home, env, command)
+}
+
+fn run_in_background(
+    mut cmd: Command,
+    dir: &Path,
+    config_home: &Path,
+    env: &[(&str, &str)],
+    command: &str,
+) -> std::thread::JoinHandle<(i32, String)> {
     let input = json!({
         "session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": command}
     })
     .to_string();
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
-    cmd.arg("hook")
-        .env("AIRLOCK_DATA_DIR", dir)
+    cmd.env("AIRLOCK_DATA_DIR", dir)
         .env("XDG_CONFIG_HOME", config_home)
         .env("HOME", config_home)
         .env_remove("AIRLOCK_URL")
@@ -318,6 +340,107 @@ fn a_denial_reaches_the_agent_with_its_reason() {
         "{stdout}"
     );
     assert!(stdout.contains("not allowed today"), "{stdout}");
+}
+
+/// The lean binary hands an ask to the daemon over loopback with its own HTTP client, and the
+/// person's answer (allow, then a deny with its reason) reaches the agent.
+#[test]
+fn the_lean_hook_hands_its_ask_to_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "erin");
+
+    let hook = lean_hook_in_background(&dir, &home, &[], ASKS);
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    assert_eq!(pending[0]["action"]["command"], ASKS, "{}", pending[0]);
+    assert_eq!(pending[0]["session"], "sess-1", "{}", pending[0]);
+    let id = pending[0]["id"].as_str().unwrap();
+    let (code, out, err) = airlock(
+        &dir,
+        None,
+        &["approve", id, "--url", &d.url, "--token", &approver],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, stdout) = hook.join().unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#""permissionDecision":"allow""#),
+        "{stdout}"
+    );
+
+    let hook = lean_hook_in_background(&dir, &home, &[], ASKS);
+    let id = wait_pending(&dir, &d.url, &approver, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &[
+            "deny",
+            &id,
+            "--reason",
+            "not on a Monday",
+            "--url",
+            &d.url,
+            "--token",
+            &approver,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, stdout) = hook.join().unwrap();
+    assert!(
+        stdout.contains(r#""permissionDecision":"deny""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("not on a Monday"), "{stdout}");
+
+    // Two asks, two receipts: the lean hook's approvals are the daemon's like any other.
+    drop(d);
+    let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok: 2 receipts"), "{out}");
+}
+
+/// A daemon the lean client does not take (here: an address it does not count as loopback) is
+/// reached by re-running the call through `airlock hook` beside it.
+#[test]
+fn the_lean_hook_delegates_a_daemon_it_cannot_reach_to_airlock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "frank");
+    let port = d.url.rsplit(':').next().unwrap();
+    // The IPv4-mapped IPv6 form of 127.0.0.1: the same listener, not a loopback address to
+    // the lean client's strict check.
+    let mapped = format!("http://[::ffff:127.0.0.1]:{port}");
+    TcpStream::connect(format!("[::ffff:127.0.0.1]:{port}"))
+        .expect("this test needs IPv6 sockets that reach IPv4-mapped addresses");
+    let agent = d.agent_token();
+    let env = [
+        ("AIRLOCK_URL", mapped.as_str()),
+        ("AIRLOCK_TOKEN", agent.as_str()),
+    ];
+    let hook = lean_hook_in_background(&dir, &home, &env, ASKS);
+    let id = wait_pending(&dir, &d.url, &approver, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, out, err) = airlock(
+        &dir,
+        None,
+        &["approve", &id, "--url", &d.url, "--token", &approver],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, stdout) = hook.join().unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#""permissionDecision":"allow""#),
+        "{stdout}"
+    );
 }
 
 #[test]

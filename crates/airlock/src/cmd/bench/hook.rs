@@ -1,8 +1,11 @@
-//! `airlock bench hook`: whole-process latency of `airlock hook`, start to exit, the way an agent
-//! waits for it on every tool call, measured against spawning `/bin/true` in the same run.
+//! `airlock bench hook`: whole-process latency of the hook, start to exit, the way an agent waits
+//! for it on every tool call, measured against spawning `/bin/true` in the same run. The hook
+//! measured is the lean `airlock-hook` binary beside this one (what `hook install` sets up), with
+//! `airlock hook` (the full binary) alongside for comparison; without the lean binary, only
+//! `airlock hook`.
 //!
-//! Runs alternate between the two programs so that drift on a busy machine (other builds, CPU
-//! frequency) hits both alike. Each hook run gets a real PreToolUse JSON on stdin and must answer
+//! Runs alternate between the programs so that drift on a busy machine (other builds, CPU
+//! frequency) hits all alike. Each hook run gets a real PreToolUse JSON on stdin and must answer
 //! with exit 0 and a JSON object, so the figure is for a real decision, not an early error.
 
 use anyhow::{Context, Result, bail};
@@ -26,9 +29,15 @@ pub struct Args {
     /// Feed this file's bytes to the hook instead of a built-in payload.
     #[arg(long, value_name = "FILE", conflicts_with = "payload")]
     input: Option<PathBuf>,
-    /// The airlock binary to measure (default: this one).
+    /// The airlock binary to measure as `airlock hook` (default: this one).
     #[arg(long, value_name = "PATH")]
     binary: Option<PathBuf>,
+    /// The lean hook binary to measure (default: `airlock-hook` beside the airlock binary).
+    #[arg(long, value_name = "PATH")]
+    lean: Option<PathBuf>,
+    /// Measure only `airlock hook`, not the lean binary.
+    #[arg(long, conflicts_with = "lean")]
+    full_only: bool,
     /// The baseline program, run without arguments.
     #[arg(long, value_name = "PATH", default_value = "/bin/true")]
     baseline: PathBuf,
@@ -59,38 +68,84 @@ pub fn run(args: Args) -> Result<u8> {
         }
     };
 
-    // The first hook run doubles as a check that it answers properly.
-    let answer = run_hook(&binary, &stdin)?.1;
+    let lean = match (&args.lean, args.full_only) {
+        (_, true) => None,
+        (Some(p), false) => Some(p.clone()),
+        (None, false) => binary
+            .parent()
+            .map(|d| d.join(airlock_hook::install::LEAN))
+            .filter(|p| p.is_file()),
+    };
+    // The hooks measured: the lean binary first (its ratio is the goal's), then `airlock hook`.
+    let mut hooks: Vec<Hook> = Vec::new();
+    if let Some(p) = lean {
+        hooks.push(Hook {
+            name: "airlock-hook",
+            program: p,
+            args: &[],
+        });
+    }
+    hooks.push(Hook {
+        name: "airlock hook",
+        program: binary.clone(),
+        args: &["hook"],
+    });
+
+    // The first run of each doubles as a check that it answers properly.
+    let mut answers = Vec::new();
+    for h in &hooks {
+        answers.push(run_hook(h, &stdin)?.1);
+    }
+    if let Some(other) = answers.iter().find(|a| **a != answers[0]) {
+        bail!("the hooks answer differently:\n{}\n{other}", answers[0]);
+    }
+    let answer = answers.swap_remove(0);
     for _ in 0..args.warmup {
         run_baseline(&args.baseline)?;
-        run_hook(&binary, &stdin)?;
+        for h in &hooks {
+            run_hook(h, &stdin)?;
+        }
     }
     let mut base = Vec::with_capacity(args.runs);
-    let mut hook = Vec::with_capacity(args.runs);
+    let mut times: Vec<Vec<Duration>> = hooks
+        .iter()
+        .map(|_| Vec::with_capacity(args.runs))
+        .collect();
     for i in 0..args.runs {
-        // Alternate which goes first, so neither always runs right after the other.
-        if i % 2 == 0 {
-            base.push(run_baseline(&args.baseline)?);
-            hook.push(run_hook(&binary, &stdin)?.0);
-        } else {
-            hook.push(run_hook(&binary, &stdin)?.0);
-            base.push(run_baseline(&args.baseline)?);
+        // Rotate which goes first, so none always runs right after another.
+        let n = hooks.len() + 1;
+        for k in 0..n {
+            match (i + k) % n {
+                0 => base.push(run_baseline(&args.baseline)?),
+                j => times[j - 1].push(run_hook(&hooks[j - 1], &stdin)?.0),
+            }
         }
     }
     let base = Stats::of(&mut base);
-    let hook = Stats::of(&mut hook);
-    let ratio = hook.p50 / base.p50.max(1e-9);
+    let stats: Vec<Stats> = times.iter_mut().map(|t| Stats::of(t)).collect();
+    let ratios: Vec<f64> = stats.iter().map(|s| s.p50 / base.p50.max(1e-9)).collect();
+    let ratio = ratios[0];
 
     if args.json {
-        let v = serde_json::json!({
+        let row = |i: usize| {
+            serde_json::json!({
+                "program": format!("{} {}", hooks[i].program.display(), hooks[i].args.join(" ")).trim_end(),
+                "ms": stats[i].to_json(),
+                "p50_ratio": ratios[i],
+            })
+        };
+        let mut v = serde_json::json!({
             "runs": args.runs,
             "warmup": args.warmup,
             "payload": label,
             "baseline": {"program": args.baseline.display().to_string(), "ms": base.to_json()},
-            "hook": {"program": binary.display().to_string(), "ms": hook.to_json()},
+            "hook": row(0),
             "p50_ratio": ratio,
             "answer": answer,
         });
+        if hooks.len() > 1 {
+            v["full"] = row(1);
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
@@ -103,19 +158,39 @@ pub fn run(args: Args) -> Result<u8> {
             "program", "min", "p50", "p90", "p99", "max", "mean"
         );
         println!("{}", base.row(&args.baseline.display().to_string()));
-        println!("{}", hook.row("airlock hook"));
-        println!(
-            "p50 ratio: {ratio:.2}x {} (goal: within 3x)",
-            args.baseline.display()
-        );
+        for (h, s) in hooks.iter().zip(&stats) {
+            println!("{}", s.row(h.name));
+        }
+        for (h, r) in hooks.iter().zip(&ratios) {
+            println!(
+                "p50 ratio {:<13} {r:.2}x {}{}",
+                format!("{}:", h.name),
+                args.baseline.display(),
+                if h.program == hooks[0].program {
+                    " (goal: within 3x)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     match args.max_ratio {
         Some(max) if ratio > max => {
-            eprintln!("airlock bench hook: p50 ratio {ratio:.2} is over the limit {max}");
+            eprintln!(
+                "airlock bench hook: {} p50 ratio {ratio:.2} is over the limit {max}",
+                hooks[0].name
+            );
             Ok(1)
         }
         _ => Ok(0),
     }
+}
+
+/// One hook program as an agent runs it.
+struct Hook {
+    name: &'static str,
+    program: PathBuf,
+    args: &'static [&'static str],
 }
 
 /// A Claude Code PreToolUse call, as the agent sends it.
@@ -166,15 +241,15 @@ fn run_baseline(program: &PathBuf) -> Result<Duration> {
 }
 
 /// One hook run, timed from spawn to exit with its answer read; returns the answer too.
-fn run_hook(binary: &PathBuf, stdin: &[u8]) -> Result<(Duration, String)> {
+fn run_hook(hook: &Hook, stdin: &[u8]) -> Result<(Duration, String)> {
     let start = Instant::now();
-    let mut child = Command::new(binary)
-        .arg("hook")
+    let mut child = Command::new(&hook.program)
+        .args(hook.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .with_context(|| format!("cannot run {}", binary.display()))?;
+        .with_context(|| format!("cannot run {}", hook.program.display()))?;
     if let Some(mut w) = child.stdin.take() {
         // A hook that refuses oversized input may close stdin early; that is its answer.
         let _ = w.write_all(stdin);
@@ -188,8 +263,9 @@ fn run_hook(binary: &PathBuf, stdin: &[u8]) -> Result<(Duration, String)> {
     let answer = out.trim().to_string();
     if status.code() != Some(0) || serde_json::from_str::<serde_json::Value>(&answer).is_err() {
         bail!(
-            "`{} hook` did not answer (exit {status}, stdout {answer:?})",
-            binary.display()
+            "`{} {}` did not answer (exit {status}, stdout {answer:?})",
+            hook.program.display(),
+            hook.args.join(" ")
         );
     }
     Ok((took, answer))

@@ -7,7 +7,7 @@ use airlock_core::{Action, Assessment, Decision, Finding, ReasonCode, Severity, 
 use airlock_policy::{Context, Policy};
 use serde_json::{Map, Value};
 
-use super::input::{ToolCall, bounded};
+use crate::input::{ToolCall, bounded};
 
 /// What was checked, for the reason shown to the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -417,8 +417,8 @@ fn unparsed_patch() -> Assessment {
 
 #[cfg(test)]
 mod tests {
-    use super::super::protocol::Protocol;
     use super::*;
+    use crate::protocol::Protocol;
     use serde_json::json;
 
     fn call(tool: &str, args: Value) -> ToolCall {

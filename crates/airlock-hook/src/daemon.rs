@@ -6,37 +6,72 @@
 //! Whatever the daemon says is taken only as far as it is stricter or an explicit approval: a
 //! pending action that outlives the hook's own budget is denied (silence is not consent), and an
 //! error from the daemon leaves the local "ask" in place.
+//!
+//! A daemon on loopback (`http://127.0.0.1:…`, as `airlock serve` announces itself by default) is
+//! reached with `http::Loopback`, in both binaries. Any other URL needs TLS or a resolver the
+//! lean binary does not carry: `Remote` says what the caller does then (the lean binary re-runs
+//! the call through `airlock hook`; the full one connects with its own client).
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use serde_json::{Value, json};
 
-use super::input::ToolCall;
-use super::tools::{self, Verdict};
-use crate::daemon::{Client, Endpoint};
+use crate::endpoint::Endpoint;
+use crate::http::{Loopback, Transport};
+use crate::input::ToolCall;
+use crate::tools::{self, Verdict};
 
 /// How long the hook waits in all. `hook install` gives agents a 90 s hook timeout, and an agent
 /// lets a timed-out hook through, so the hook must answer well before that.
 pub const BUDGET: Duration = Duration::from_secs(80);
 
+/// Where an `ask` may be handed: the daemon announced in `data_dir` (or named by `AIRLOCK_URL`).
+pub struct Handoff<'a> {
+    pub data_dir: PathBuf,
+    /// How to reach a daemon that is not plain HTTP on loopback.
+    pub remote: Remote<'a>,
+}
+
+/// Opens a transport to a daemon the built-in loopback client does not reach.
+pub type Connect<'a> = &'a (dyn Fn(&Endpoint) -> anyhow::Result<Box<dyn Transport>> + Sync);
+
+/// What to do with a daemon the built-in loopback client does not reach (TLS, another host).
+pub enum Remote<'a> {
+    /// This process cannot: the whole call is re-run by the full `airlock hook` (the lean
+    /// binary has no TLS stack).
+    Delegate,
+    /// Reach it through this transport.
+    Connect(Connect<'a>),
+}
+
+/// What became of a verdict on its way through the daemon.
+pub enum Escalated {
+    /// The verdict to answer with.
+    Verdict(Verdict),
+    /// The daemon needs a client this process does not have; the local verdict stays the
+    /// answer if the call cannot be re-run elsewhere.
+    Delegate(Verdict),
+}
+
 /// Hands an ask to the daemon if one runs; returns the verdict to answer with.
-pub fn escalate(call: &ToolCall, verdict: Verdict) -> Verdict {
+pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalated {
     if verdict.assessment.decision != Decision::Ask {
-        return verdict;
+        return Escalated::Verdict(verdict);
     }
     let Some(action) = tools::action_of(call) else {
-        return verdict;
+        return Escalated::Verdict(verdict);
     };
-    let Some(ep) = Endpoint::discover(&crate::daemon::data_dir(), None, None, true) else {
-        return verdict;
+    let Some(ep) = Endpoint::discover(&handoff.data_dir, None, None, true) else {
+        return Escalated::Verdict(verdict);
     };
     if ep.token.is_none() {
-        return verdict;
+        return Escalated::Verdict(verdict);
     }
     let mut body = match serde_json::to_value(&action) {
         Ok(v) => v,
-        Err(_) => return verdict,
+        Err(_) => return Escalated::Verdict(verdict),
     };
     let session = std::env::var("AIRLOCK_SESSION")
         .ok()
@@ -47,38 +82,46 @@ pub fn escalate(call: &ToolCall, verdict: Verdict) -> Verdict {
     if let (Some(cwd), Some(m)) = (&call.cwd, body.as_object_mut()) {
         m.entry("cwd").or_insert_with(|| json!(cwd));
     }
-    match ask_daemon(ep, &body) {
-        Ok(Some(out)) => apply(verdict, &out),
-        Ok(None) => timed_out(verdict),
+    let transport: anyhow::Result<Box<dyn Transport>> =
+        match Loopback::for_url(&ep.url, ep.token.clone()) {
+            Some(l) => Ok(Box::new(l)),
+            None => match &handoff.remote {
+                Remote::Delegate => return Escalated::Delegate(verdict),
+                Remote::Connect(connect) => connect(&ep),
+            },
+        };
+    match transport.and_then(|t| ask_daemon(t.as_ref(), &body)) {
+        Ok(Some(out)) => Escalated::Verdict(apply(verdict, &out)),
+        Ok(None) => Escalated::Verdict(timed_out(verdict)),
         Err(e) => {
             eprintln!("airlock hook: the daemon could not take this approval ({e:#}); asking here");
-            verdict
+            Escalated::Verdict(verdict)
         }
     }
 }
 
 /// Submits and long-polls; `None` when the hook's budget ran out first.
-fn ask_daemon(ep: Endpoint, body: &Value) -> anyhow::Result<Option<Value>> {
+pub fn ask_daemon(t: &dyn Transport, body: &Value) -> anyhow::Result<Option<Value>> {
     let started = Instant::now();
-    let client = Client::new(ep)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let call = Duration::from_secs(10);
-        let mut out = client.post("/v1/actions", body, call).await?;
-        while out["status"] == "pending" {
-            let left = BUDGET.saturating_sub(started.elapsed());
-            if left < Duration::from_secs(1) {
-                return Ok(None);
-            }
-            let wait = left.min(Duration::from_secs(30)).as_secs();
-            let id = out["id"].as_str().unwrap_or_default().to_string();
-            let path = format!("/v1/actions/{id}/wait?timeout={wait}");
-            out = client.get(&path, Duration::from_secs(wait + 10)).await?;
+    let mut out = t.call("POST", "/v1/actions", Some(body), Duration::from_secs(10))?;
+    while out["status"] == "pending" {
+        let left = BUDGET.saturating_sub(started.elapsed());
+        if left < Duration::from_secs(1) {
+            return Ok(None);
         }
-        Ok(Some(out))
-    })
+        let wait = left.min(Duration::from_secs(30)).as_secs();
+        let id = out["id"].as_str().unwrap_or_default();
+        if id.is_empty()
+            || !id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        {
+            anyhow::bail!("the daemon answered a pending action without a usable id");
+        }
+        let path = format!("/v1/actions/{id}/wait?timeout={wait}");
+        out = t.call("GET", &path, None, Duration::from_secs(wait + 10))?;
+    }
+    Ok(Some(out))
 }
 
 /// The daemon's final answer, onto the local verdict. Only "allowed" allows; anything else

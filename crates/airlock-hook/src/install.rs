@@ -7,32 +7,22 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::ordered::Json;
-use super::protocol::Protocol;
+use crate::ordered::Json;
+use crate::protocol::Protocol;
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// The agent to install the hook for.
-    #[arg(value_parser = ["claude", "codex", "gemini", "copilot"])]
-    agent: String,
-    /// Merge the entry into this settings file (created if missing) instead of printing it.
-    #[arg(long, value_name = "FILE")]
-    merge: Option<PathBuf>,
-    /// The command the agent should run; default: this airlock binary, by absolute path.
-    #[arg(long, value_name = "CMD")]
-    command: Option<String>,
-}
-
-pub fn run(args: Args) -> Result<u8> {
-    let Some(agent) = Protocol::parse(&args.agent) else {
-        bail!("unknown agent `{}`", args.agent);
+/// `airlock hook install <agent> [--merge FILE] [--command CMD]`: prints the settings entry, or
+/// merges it into `merge`. `program` is what the agent runs; default: `airlock-hook` beside the
+/// running executable, else the running executable itself (as `… hook`).
+pub fn run(agent: &str, merge: Option<PathBuf>, program: Option<String>) -> Result<u8> {
+    let Some(agent) = Protocol::parse(agent) else {
+        bail!("unknown agent `{agent}`");
     };
-    let exe = match args.command {
+    let program = match program {
         Some(c) => c,
-        None => default_exe(),
+        None => default_program(),
     };
-    let command = format!("{exe} hook --agent {}", agent.name());
-    match args.merge {
+    let command = hook_command(&program, agent);
+    match merge {
         None => {
             let fragment = fragment(agent, &command);
             println!("{}", pretty(&fragment)?);
@@ -51,19 +41,39 @@ pub fn run(args: Args) -> Result<u8> {
     Ok(0)
 }
 
-/// This binary's absolute path, quoted for a shell when needed; `airlock` if unknown.
-fn default_exe() -> String {
-    let exe = std::env::current_exe()
-        .ok()
+/// The name of the lean hook binary.
+pub const LEAN: &str = "airlock-hook";
+
+/// The command line the agent runs: `<program> --agent <name>` for the lean binary, else
+/// `<program> hook --agent <name>`.
+pub fn hook_command(program: &str, agent: Protocol) -> String {
+    if program_name(program) == LEAN {
+        format!("{program} --agent {}", agent.name())
+    } else {
+        format!("{program} hook --agent {}", agent.name())
+    }
+}
+
+/// The file name a (possibly quoted) program path ends in.
+fn program_name(program: &str) -> &str {
+    let bin = program.trim_matches(['\'', '"']);
+    bin.rsplit('/').next().unwrap_or(bin)
+}
+
+/// `airlock-hook` beside this executable when it is there (it starts faster), else this
+/// executable; by absolute path, quoted for a shell when needed; `airlock` if unknown.
+fn default_program() -> String {
+    let path = crate::sibling(LEAN)
+        .or_else(|| std::env::current_exe().ok())
         .and_then(|p| p.to_str().map(str::to_string))
         .unwrap_or_else(|| "airlock".to_string());
-    if exe
+    if path
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-_./+@%:,".contains(&b))
     {
-        exe
+        path
     } else {
-        format!("'{}'", exe.replace('\'', r"'\''"))
+        format!("'{}'", path.replace('\'', r"'\''"))
     }
 }
 
@@ -279,14 +289,14 @@ fn remove_nulls(items: &mut Vec<Json>, agent: Protocol) {
     items.retain(|i| *i != Json::Null);
 }
 
-/// True for a command that runs `airlock hook` (any path to the binary, any flags).
+/// True for a command that runs `airlock hook` or `airlock-hook` (any path to the binary, any
+/// flags).
 pub fn is_airlock_hook(command: &str) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
-    words.windows(2).any(|w| {
-        let bin = w[0].trim_matches(['\'', '"']);
-        let name = bin.rsplit('/').next().unwrap_or(bin);
-        name == "airlock" && w[1] == "hook"
-    })
+    let lean = words.iter().any(|w| program_name(w) == LEAN);
+    lean || words
+        .windows(2)
+        .any(|w| program_name(w[0]) == "airlock" && w[1] == "hook")
 }
 
 /// Writes `contents` to `path` through a temporary file in the same directory and a rename, so a
@@ -346,6 +356,47 @@ mod tests {
         assert!(!is_airlock_hook("airlock check -- ls"));
         assert!(!is_airlock_hook("other-airlock hook"));
         assert!(!is_airlock_hook("python3 hook.py"));
+        assert!(is_airlock_hook("/usr/local/bin/airlock-hook --agent codex"));
+        assert!(is_airlock_hook("'/opt/my tools/airlock-hook'"));
+        assert!(!is_airlock_hook("my-airlock-hook --agent codex"));
+        assert!(!is_airlock_hook("airlock-hooks"));
+    }
+
+    #[test]
+    fn the_lean_binary_runs_without_the_subcommand() {
+        assert_eq!(
+            hook_command("/opt/bin/airlock-hook", Protocol::Gemini),
+            "/opt/bin/airlock-hook --agent gemini"
+        );
+        assert_eq!(
+            hook_command("'/opt/my tools/airlock-hook'", Protocol::Claude),
+            "'/opt/my tools/airlock-hook' --agent claude"
+        );
+        assert_eq!(
+            hook_command("/opt/bin/airlock", Protocol::Codex),
+            "/opt/bin/airlock hook --agent codex"
+        );
+    }
+
+    #[test]
+    fn merge_moves_an_airlock_hook_entry_to_the_lean_binary() {
+        let mut v = parse(
+            r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/b/airlock hook --agent claude"}]}]}}"#,
+        );
+        assert_eq!(
+            merge(&mut v, Protocol::Claude, "/b/airlock-hook --agent claude"),
+            Ok(Outcome::Updated)
+        );
+        let t = text(&v);
+        assert!(
+            t.contains(r#""command":"/b/airlock-hook --agent claude""#),
+            "{t}"
+        );
+        assert!(!t.contains("airlock hook"), "{t}");
+        assert_eq!(
+            merge(&mut v, Protocol::Claude, "/b/airlock-hook --agent claude"),
+            Ok(Outcome::Unchanged)
+        );
     }
 
     #[test]

@@ -5,9 +5,9 @@
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use serde::Serialize;
 
-use super::input::{InputError, bounded};
-use super::protocol::Protocol;
-use super::tools::{Subject, Verdict};
+use crate::input::{InputError, bounded};
+use crate::protocol::Protocol;
+use crate::tools::{Subject, Verdict};
 
 /// Exit code that Claude Code, Codex, Gemini CLI and Copilot all treat as "block this tool
 /// call", used when no dialect could be told and so no JSON answer can be shaped.

@@ -5,7 +5,7 @@
 use airlock_core::ReasonCode;
 use serde_json::{Map, Value};
 
-use super::protocol::{Protocol, detect};
+use crate::protocol::{Protocol, detect};
 
 /// Largest hook input read from stdin (1 MiB). Real tool calls are far smaller; anything bigger
 /// is refused rather than analysed in part.

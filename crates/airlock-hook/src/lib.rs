@@ -1,0 +1,371 @@
+//! `airlock hook`: the pre-tool hook for coding agents (Claude Code and Codex `PreToolUse`,
+//! Gemini CLI `BeforeTool`, GitHub Copilot `preToolUse`). One tool call in on stdin, one answer
+//! out in the agent's own dialect.
+//!
+//! The pipeline is `input` (bytes → tool call, dialect detected) → `tools` (tool call →
+//! assessment) → `answer` (assessment → the dialect's JSON). An `ask` is answered with the
+//! agent's own prompt, unless `airlock serve` runs: then `daemon` takes the `ask` between `tools`
+//! and `answer` and turns it into a person's allow or deny (or a timeout's deny).
+//!
+//! Two programs run this library: `airlock hook` (the full `airlock` binary) and the lean
+//! `airlock-hook` binary, which `hook install` prefers. Hooks run once per agent action, so
+//! start-up is their speed: this crate depends on no async runtime, HTTP stack or database (the
+//! dynamic loader's relocations of those dominate a process that lives a few milliseconds). The
+//! daemon is reached with `http`'s small blocking client on loopback; a daemon elsewhere makes
+//! `airlock-hook` re-run the call through `airlock hook`.
+//!
+//! Start-up stays lean: no database, only the policy files, and only shell tools reach the rule
+//! packs. Whatever happens after stdin is read, the answer is never an allow by accident: bad
+//! input and internal errors (panics included) become a deny.
+
+pub mod answer;
+pub mod daemon;
+pub mod endpoint;
+pub mod http;
+pub mod input;
+pub mod install;
+pub mod ordered;
+pub mod protocol;
+pub mod tools;
+
+use std::io::{IsTerminal, Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use airlock_core::ReasonCode;
+
+use answer::{Answer, EXIT_BLOCK};
+use daemon::{Escalated, Handoff};
+use input::{InputError, MAX_INPUT, ToolCall};
+use protocol::Protocol;
+
+/// The exit code for a hook invocation whose command line could not be parsed: it must block
+/// the tool call rather than exit with a code the agent reads as "go ahead".
+pub const EXIT_USAGE: u8 = EXIT_BLOCK;
+
+/// The hook's own arguments (after `airlock hook`, or all of `airlock-hook`'s): none, or
+/// `--agent <name>` / `--agent=<name>`. `None` for anything else (help, a bad flag).
+pub fn agent_args(args: &[String]) -> Option<Option<Protocol>> {
+    match args {
+        [] => Some(None),
+        [flag, name] if flag == "--agent" => Some(Some(Protocol::parse(name)?)),
+        [flag] => Some(Some(Protocol::parse(flag.strip_prefix("--agent=")?)?)),
+        _ => None,
+    }
+}
+
+/// Reads stdin, decides, writes the answer; returns the exit code. An `ask` goes to the daemon
+/// `handoff` finds, if one runs.
+pub fn respond(forced: Option<Protocol>, handoff: &Handoff) -> u8 {
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    let bytes = match read_stdin() {
+        Ok(bytes) => bytes,
+        Err(message) => {
+            return emit(&answer::refuse(&InputError {
+                code: ReasonCode::MalformedInput,
+                message,
+                protocol: forced,
+            }));
+        }
+    };
+    match decide_with(&bytes, forced, home.as_deref(), Some(handoff)) {
+        Decided::Answer(a) => emit(&a),
+        Decided::Delegate { protocol, local } => match delegate(&bytes, protocol) {
+            Some(code) => code,
+            None => emit(&local),
+        },
+    }
+}
+
+fn read_stdin() -> Result<Vec<u8>, String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err(
+            "no hook input: `airlock hook` reads the agent's JSON tool call on stdin (see \
+             `airlock hook install --help`)"
+                .to_string(),
+        );
+    }
+    let mut buf = Vec::new();
+    // One byte past the limit is enough to know the input is too large.
+    stdin
+        .lock()
+        .take(MAX_INPUT as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    Ok(buf)
+}
+
+/// How long a shell command's analysis may take before the hook stops waiting and asks a person.
+/// Ordinary commands take well under a millisecond after start-up; the limit only has to stay
+/// below the agents' own hook timeouts (30 s as installed), since a timed-out hook is let through.
+pub const ANALYSIS_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the hook will answer.
+pub enum Decided {
+    Answer(Answer),
+    /// An ask for a daemon this process cannot reach: re-run the call through the full
+    /// `airlock hook`; `local` (the agent's own prompt) is the answer if that cannot be done.
+    Delegate {
+        protocol: Protocol,
+        local: Answer,
+    },
+}
+
+/// Decides on raw hook input without a daemon. A panic anywhere inside becomes a deny with
+/// `INTERNAL_ERROR`; a shell analysis that misses `ANALYSIS_DEADLINE` becomes an ask with
+/// `ANALYSIS_TIMEOUT`.
+pub fn decide(bytes: &[u8], forced: Option<Protocol>, home: Option<&str>) -> Answer {
+    match decide_within(bytes, forced, home, None, ANALYSIS_DEADLINE) {
+        Decided::Answer(a) | Decided::Delegate { local: a, .. } => a,
+    }
+}
+
+/// `decide`, with an `ask` handed to the daemon `handoff` finds.
+pub fn decide_with(
+    bytes: &[u8],
+    forced: Option<Protocol>,
+    home: Option<&str>,
+    handoff: Option<&Handoff>,
+) -> Decided {
+    decide_within(bytes, forced, home, handoff, ANALYSIS_DEADLINE)
+}
+
+fn decide_within(
+    bytes: &[u8],
+    forced: Option<Protocol>,
+    home: Option<&str>,
+    handoff: Option<&Handoff>,
+    deadline: Duration,
+) -> Decided {
+    let mut seen = forced;
+    let result = catch_unwind(AssertUnwindSafe(|| match input::parse(bytes, forced) {
+        Ok(call) => {
+            seen = Some(call.protocol);
+            let verdict = if tools::is_shell(&call) {
+                assess_with_deadline(&call, home, deadline)
+            } else {
+                Some(assess(&call, home))
+            };
+            let verdict = verdict.unwrap_or_else(|| tools::timed_out(&call, deadline));
+            let escalated = match handoff {
+                Some(h) => daemon::escalate(&call, verdict, h),
+                None => Escalated::Verdict(verdict),
+            };
+            match escalated {
+                Escalated::Verdict(v) => Decided::Answer(answer::answer(call.protocol, &v)),
+                Escalated::Delegate(v) => Decided::Delegate {
+                    protocol: call.protocol,
+                    local: answer::answer(call.protocol, &v),
+                },
+            }
+        }
+        Err(e) => Decided::Answer(answer::refuse(&e)),
+    }));
+    result.unwrap_or_else(|_| {
+        Decided::Answer(answer::refuse(&InputError {
+            code: ReasonCode::InternalError,
+            message: "airlock failed internally while checking this tool call".to_string(),
+            protocol: seen,
+        }))
+    })
+}
+
+/// Re-runs the call through `airlock hook` beside this executable (which reaches any daemon),
+/// passing its answer through. `None` when that program is missing or gives no usable answer:
+/// the caller then answers with its own verdict.
+fn delegate(bytes: &[u8], protocol: Protocol) -> Option<u8> {
+    let Some(full) = sibling("airlock") else {
+        eprintln!(
+            "airlock hook: the daemon is not on this machine's loopback and `airlock` is not \
+             beside this binary to reach it; asking here"
+        );
+        return None;
+    };
+    let run = || -> std::io::Result<std::process::Output> {
+        let mut child = Command::new(&full)
+            .args(["hook", "--agent", protocol.name()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        if let Some(mut w) = child.stdin.take() {
+            w.write_all(bytes)?;
+        }
+        child.wait_with_output()
+    };
+    match run() {
+        // A JSON answer (exit 0), or a block (exit 2): both are the full hook's decision.
+        Ok(out) if matches!(out.status.code(), Some(0) | Some(2)) => {
+            let code = out.status.code().unwrap_or(i32::from(EXIT_BLOCK));
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
+                Ok(()) => Some(code as u8),
+                Err(_) => Some(EXIT_BLOCK),
+            }
+        }
+        Ok(out) => {
+            eprintln!(
+                "airlock hook: {} failed ({}); asking here",
+                full.display(),
+                out.status
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!(
+                "airlock hook: cannot run {}: {e}; asking here",
+                full.display()
+            );
+            None
+        }
+    }
+}
+
+/// A program named `name` in the directory of the running executable, if there is one.
+pub fn sibling(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.join(name);
+    is_program(&p).then_some(p)
+}
+
+/// True for a regular file (or a link to one) that someone may execute.
+fn is_program(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Runs the assessment on a worker thread and waits at most `deadline`.
+fn assess_with_deadline(
+    call: &ToolCall,
+    home: Option<&str>,
+    deadline: Duration,
+) -> Option<tools::Verdict> {
+    let owned = call.clone();
+    let home = home.map(str::to_string);
+    within(deadline, move || assess(&owned, home.as_deref()))
+}
+
+/// Loads the effective policy found from the call's working directory (the built-in layer plus
+/// the user, project and managed files) and decides; a policy that does not load denies.
+fn assess(call: &ToolCall, home: Option<&str>) -> tools::Verdict {
+    let cwd = call.cwd.as_deref().map(Path::new);
+    match airlock_policy::Policy::load(&policy_sources(cwd)) {
+        Ok(policy) => tools::assess_with(&policy, call, home),
+        Err(e) => tools::policy_failed(call, &e.to_string()),
+    }
+}
+
+/// The policy files for a process working in `cwd` (default: the current directory), with
+/// `AIRLOCK_POLICY` naming the user file when set (as the hook, which has no flags, needs).
+pub fn policy_sources(cwd: Option<&Path>) -> airlock_policy::Sources {
+    let here = std::env::current_dir().ok();
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    let mut s = airlock_policy::Sources::discover(config.as_deref(), cwd.or(here.as_deref()));
+    if let Some(p) = std::env::var_os("AIRLOCK_POLICY").filter(|p| !p.is_empty()) {
+        s.user = Some(PathBuf::from(p));
+    }
+    s
+}
+
+/// Runs `f` on a worker thread; `None` if it has not finished after `deadline`. The worker is
+/// then abandoned: the process answers and exits, which ends it. A panic in the worker (or a
+/// failure to start it) panics here, so the caller's `catch_unwind` turns it into a deny.
+fn within<T: Send + 'static>(
+    deadline: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(v) => Some(v),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("the assessment thread ended without an answer")
+        }
+    }
+}
+
+/// Writes the answer. If stdout cannot be written, the agent would see no decision: fall back to
+/// the blocking exit code.
+fn emit(a: &Answer) -> u8 {
+    if !a.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(a.stderr.as_bytes());
+    }
+    if a.stdout.is_empty() {
+        return a.exit;
+    }
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{}", a.stdout).and_then(|()| out.flush()) {
+        Ok(()) => a.exit,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "airlock hook: cannot write the answer: {e}"
+            );
+            EXIT_BLOCK
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_work_times_out_and_fast_work_does_not() {
+        let slow = within(Duration::from_millis(20), || {
+            thread::sleep(Duration::from_secs(2));
+            1
+        });
+        assert_eq!(slow, None);
+        assert_eq!(within(Duration::from_secs(5), || 2), Some(2));
+    }
+
+    #[test]
+    fn a_panicking_worker_becomes_a_panic_here() {
+        let r = catch_unwind(|| within(Duration::from_secs(5), || -> u8 { panic!("boom") }));
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn a_timed_out_shell_call_asks() {
+        let call = input::parse(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+            None,
+        )
+        .map_err(|e| e.message)
+        .unwrap_or_else(|m| panic!("{m}"));
+        let v = tools::timed_out(&call, Duration::from_millis(5000));
+        let a = answer::answer(Protocol::Claude, &v);
+        assert!(
+            a.stdout.contains(r#""permissionDecision":"ask""#),
+            "{}",
+            a.stdout
+        );
+        assert!(a.stdout.contains("ANALYSIS_TIMEOUT"), "{}", a.stdout);
+        assert!(a.stdout.contains("5000 ms"), "{}", a.stdout);
+    }
+
+    #[test]
+    fn shell_calls_still_decide_through_the_worker() {
+        let input =
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+        let a = decide(input, None, None);
+        let want = airlock_shell::analyse("ls").decision.as_str();
+        assert!(
+            a.stdout
+                .contains(&format!(r#""permissionDecision":"{want}""#)),
+            "{}",
+            a.stdout
+        );
+    }
+}
