@@ -26,19 +26,25 @@ const PUNCT: &[u8; 32] = b"[](){}<>\\|@#$%^*=+~`_\"';:!?.,-/&";
 /// slashes join ordinary words).
 const STRONG: &[u8] = b"[](){}<>\\|@#$%^*=+~`_\"";
 
-fn punct_bit(c: char) -> u32 {
-    if !c.is_ascii() {
-        return 0;
+/// Per byte: its bit in [`PUNCT`] (index + 1, 0 for none), and whether it is in [`STRONG`].
+static PUNCT_INDEX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < PUNCT.len() {
+        t[PUNCT[i] as usize] = i as u8 + 1;
+        i += 1;
     }
-    PUNCT
-        .iter()
-        .position(|&p| p == c as u8)
-        .map_or(0, |i| 1u32 << i)
-}
-
-fn strong(c: char) -> bool {
-    c.is_ascii() && STRONG.contains(&(c as u8))
-}
+    t
+};
+static IS_STRONG: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < STRONG.len() {
+        t[STRONG[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 /// What one token contributes to its windows.
 #[derive(Clone, Copy, Default)]
@@ -48,43 +54,51 @@ struct Tok {
     chars: u32,
     punct: u32,
     mask: u32,
-    camel: bool,
-    inner: bool,
-    cluster: bool,
+    /// A lowercase run then a capital, letter-symbol-letter, three punctuation bytes in a row:
+    /// one bit each.
+    rare: u8,
 }
 
-fn token(line: &str, start: usize, end: usize) -> Tok {
+const CAMEL: u8 = 1;
+const INNER: u8 = 2;
+const CLUSTER: u8 = 4;
+
+/// Scores the token `b[start..end]` (bytes; non-ASCII characters count once, as neither
+/// letters nor punctuation).
+fn token(b: &[u8], start: usize, end: usize) -> Tok {
     let mut t = Tok {
         start,
         end,
         ..Tok::default()
     };
     let (mut lower_run, mut punct_run) = (0u32, 0u32);
-    // The last two characters, for the letter-symbol-letter check.
-    let (mut p2, mut p1) = (' ', ' ');
-    for c in line[start..end].chars() {
-        t.chars += 1;
-        let bit = punct_bit(c);
-        if bit != 0 {
+    // The last two bytes, for the letter-symbol-letter check.
+    let (mut p2, mut p1) = (b' ', b' ');
+    for &c in &b[start..end] {
+        if c & 0xC0 != 0x80 {
+            t.chars += 1;
+        }
+        let idx = PUNCT_INDEX[usize::from(c)];
+        if idx != 0 {
             t.punct += 1;
-            t.mask |= bit;
+            t.mask |= 1u32 << (idx - 1);
             punct_run += 1;
             if punct_run >= 3 {
-                t.cluster = true;
+                t.rare |= CLUSTER;
             }
         } else {
             punct_run = 0;
         }
         if c.is_ascii_uppercase() && lower_run >= 2 {
-            t.camel = true;
+            t.rare |= CAMEL;
         }
         lower_run = if c.is_ascii_lowercase() {
             lower_run + 1
         } else {
             0
         };
-        if c.is_ascii_alphabetic() && strong(p1) && p2.is_ascii_alphabetic() {
-            t.inner = true;
+        if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
+            t.rare |= INNER;
         }
         (p2, p1) = (p1, c);
     }
@@ -173,62 +187,118 @@ fn looks_like_code(s: &str) -> bool {
     assigns >= 3
 }
 
-fn window_points(w: &[Tok]) -> u32 {
-    let (mut chars, mut punct, mut mask) = (0u32, 0u32, 0u32);
-    let (mut camel, mut inner, mut cluster) = (false, false, false);
-    for t in w {
-        chars += t.chars;
-        punct += t.punct;
-        mask |= t.mask;
-        camel |= t.camel;
-        inner |= t.inner;
-        cluster |= t.cluster;
+/// A window's running totals, updated as tokens enter and leave it.
+#[derive(Default)]
+struct Window {
+    chars: u32,
+    punct: u32,
+    /// How many tokens in the window hold each punctuation character.
+    per_char: [u16; 32],
+    distinct: u32,
+    rare: [u16; 3],
+}
+
+impl Window {
+    fn add(&mut self, t: &Tok, sign: i32) {
+        let step = |v: &mut u32, by: u32| {
+            *v = if sign > 0 { *v + by } else { *v - by };
+        };
+        step(&mut self.chars, t.chars);
+        step(&mut self.punct, t.punct);
+        let mut m = t.mask;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if sign > 0 {
+                self.per_char[i] += 1;
+                if self.per_char[i] == 1 {
+                    self.distinct += 1;
+                }
+            } else {
+                self.per_char[i] -= 1;
+                if self.per_char[i] == 0 {
+                    self.distinct -= 1;
+                }
+            }
+        }
+        for (k, bit) in [CAMEL, INNER, CLUSTER].into_iter().enumerate() {
+            if t.rare & bit != 0 {
+                if sign > 0 {
+                    self.rare[k] += 1;
+                } else {
+                    self.rare[k] -= 1;
+                }
+            }
+        }
     }
-    u32::from(mask.count_ones() >= 6)
-        + u32::from(camel)
-        + u32::from(inner)
-        + u32::from(cluster)
-        + u32::from(chars > 0 && punct * 10 >= chars)
+
+    /// The points the window's totals give (all but the bracket point).
+    fn points(&self) -> u32 {
+        u32::from(self.distinct >= 6)
+            + self.rare.iter().map(|&r| u32::from(r > 0)).sum::<u32>()
+            + u32::from(self.chars > 0 && self.punct * 10 >= self.chars)
+    }
 }
 
 /// Whether `text` holds a run of token soup (see the module comment).
 pub fn token_soup(text: &str) -> bool {
+    let b = text.as_bytes();
     let mut toks: Vec<Tok> = Vec::new();
-    for line in text.split('\n') {
+    let mut line_start = 0;
+    while line_start <= b.len() {
+        let line_end = b[line_start..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| line_start + p);
         toks.clear();
-        let mut start = None;
-        for (i, c) in line.char_indices() {
-            match (c.is_whitespace(), start) {
-                (true, Some(s)) => {
-                    toks.push(token(line, s, i));
-                    start = None;
-                }
-                (false, None) => start = Some(i),
-                _ => {}
+        let mut rare = 0u8;
+        let mut i = line_start;
+        while i < line_end {
+            while i < line_end && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            let s = i;
+            while i < line_end && !b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i > s {
+                let t = token(b, s, i);
+                rare |= t.rare;
+                toks.push(t);
             }
         }
-        if let Some(s) = start {
-            toks.push(token(line, s, line.len()));
+        // Every soup window holds one of the rare shapes: a line without any is skipped.
+        if rare != 0 && toks.len() >= MIN_TOKENS && soup_line(text, &toks) {
+            return true;
         }
-        if toks.len() < MIN_TOKENS {
+        line_start = line_end + 1;
+    }
+    false
+}
+
+fn soup_line(text: &str, toks: &[Tok]) -> bool {
+    let w = WINDOW.min(toks.len());
+    let mut win = Window::default();
+    for t in &toks[..w] {
+        win.add(t, 1);
+    }
+    for i in 0..=toks.len() - w {
+        if i > 0 {
+            win.add(&toks[i - 1], -1);
+            win.add(&toks[i + w - 1], 1);
+        }
+        // The bracket point needs the window's text: count it only where the others could
+        // reach the bar with it.
+        let points = win.points();
+        if points + 1 < POINTS {
             continue;
         }
-        let n = toks.len().saturating_sub(WINDOW) + 1;
-        for i in 0..n {
-            let w = &toks[i..(i + WINDOW).min(toks.len())];
-            // The bracket point is the one that needs the window's text: count it only where
-            // the others could reach the bar with it.
-            let points = window_points(w);
-            if points + 1 < POINTS {
-                continue;
-            }
-            let s = &line[w[0].start..w[w.len() - 1].end];
-            if looks_like_code(s) {
-                continue;
-            }
-            if points + u32::from(unpaired(s) >= 2) >= POINTS {
-                return true;
-            }
+        let s = &text[toks[i].start..toks[i + w - 1].end];
+        if looks_like_code(s) {
+            continue;
+        }
+        if points + u32::from(unpaired(s) >= 2) >= POINTS {
+            return true;
         }
     }
     false
