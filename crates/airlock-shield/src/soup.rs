@@ -240,9 +240,43 @@ impl Window {
     }
 }
 
+/// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
+/// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
+/// most prose none, so this short pass spares the token pass.
+fn any_rare(b: &[u8]) -> bool {
+    let (mut lower_run, mut punct_run) = (0u32, 0u32);
+    let (mut p2, mut p1) = (b' ', b' ');
+    for &c in b {
+        if PUNCT_INDEX[usize::from(c)] != 0 {
+            punct_run += 1;
+            if punct_run >= 3 {
+                return true;
+            }
+        } else {
+            punct_run = 0;
+        }
+        if c.is_ascii_uppercase() && lower_run >= 2 {
+            return true;
+        }
+        lower_run = if c.is_ascii_lowercase() {
+            lower_run + 1
+        } else {
+            0
+        };
+        if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
+            return true;
+        }
+        (p2, p1) = (p1, c);
+    }
+    false
+}
+
 /// Whether `text` holds a run of token soup (see the module comment).
 pub fn token_soup(text: &str) -> bool {
     let b = text.as_bytes();
+    if !any_rare(b) {
+        return false;
+    }
     let mut toks: Vec<Tok> = Vec::new();
     let mut line_start = 0;
     while line_start <= b.len() {
