@@ -4,15 +4,15 @@
 //! Such suffixes carry no trigger word the rules or the word model could learn without learning
 //! the request itself, so they are recognised by shape.
 //!
-//! A window of [`WINDOW`] whitespace-separated tokens on one line (or a whole line of at least
-//! [`MIN_TOKENS`]) scores one point for each of: six or more distinct punctuation characters,
-//! a letter-symbol-letter sequence inside a token (`des]$ign`), a lowercase run followed by a
-//! capital inside a token (`similarlyNow`), a run of three punctuation characters, punctuation
-//! making up a tenth of its characters, and two or more brackets that do not pair up. Four
-//! points make soup. Windows that look like code or data are not scored: two or more backticks,
-//! an f-string, a URL, two statements ending in `;`, a control keyword before a parenthesis
-//! (`if (`), two or more quoted keys followed by a colon, or three or more assignments
-//! (`x = y`), since pasted code has the same characters but balanced structure.
+//! A window of [`WINDOW`] tokens (separated by ASCII whitespace) on one line, or a whole line of
+//! at least [`MIN_TOKENS`], scores one point for each of: six or more distinct punctuation
+//! characters, a letter-symbol-letter sequence inside a token (`next]Sentence`), a lowercase run
+//! followed by a capital inside a token (`similarlyNow`), a run of three punctuation characters,
+//! punctuation making up a tenth of its characters, and two or more brackets that do not pair
+//! up. Four points make soup. Windows that look like code or data are not scored: two or more
+//! backticks, an f-string, a URL, two statements ending in `;`, a control keyword before a
+//! parenthesis (`if (`), two or more quoted keys followed by a colon, or three or more
+//! assignments (`x = y`), since pasted code has the same characters but balanced structure.
 
 /// Tokens per window.
 pub const WINDOW: usize = 20;
