@@ -21,9 +21,11 @@ impl Flags {
     pub const URL_ENCODED: Flags = Flags(1 << 10);
     pub const ROT13: Flags = Flags(1 << 11);
     pub const TRUNCATED: Flags = Flags(1 << 12);
+    /// A run of token soup, the shape of an optimised adversarial suffix ([`crate::soup`]).
+    pub const TOKEN_SOUP: Flags = Flags(1 << 13);
 
     /// Every flag with its wire name, in wire order.
-    pub const ALL: [(Flags, &'static str); 13] = [
+    pub const ALL: [(Flags, &'static str); 14] = [
         (Flags::ZERO_WIDTH, "zero_width"),
         (Flags::BIDI, "bidi_control"),
         (Flags::TAG_CHARS, "tag_characters"),
@@ -37,6 +39,7 @@ impl Flags {
         (Flags::URL_ENCODED, "url_encoded"),
         (Flags::ROT13, "rot13"),
         (Flags::TRUNCATED, "truncated"),
+        (Flags::TOKEN_SOUP, "token_soup"),
     ];
 
     pub const fn empty() -> Flags {
@@ -73,6 +76,7 @@ impl Flags {
             (Flags::BIDI, 0.6, "invisible_characters"),
             (Flags::ZERO_WIDTH, 0.35, "invisible_characters"),
             (Flags::TRUNCATED, 0.5, "input_too_large"),
+            (Flags::TOKEN_SOUP, 0.55, "adversarial_suffix"),
         ]
         .into_iter()
         .filter(move |(f, _, _)| self.contains(*f))

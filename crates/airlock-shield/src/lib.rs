@@ -22,6 +22,7 @@ pub mod reach;
 mod result;
 pub mod rules;
 mod scanner;
+pub mod soup;
 
 #[cfg(feature = "corpora")]
 pub mod corpus;

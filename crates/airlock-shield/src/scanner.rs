@@ -118,6 +118,11 @@ impl Scanner {
         // One pass answers the normaliser's fast-path check and the encoding check, and on clean
         // ASCII gives the rules the whitespace stretch of their windows.
         let pre = prescan(text.as_bytes());
+        // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
+        // text is not searched for it.
+        if dir == Direction::User && crate::soup::token_soup(text) {
+            flags |= Flags::TOKEN_SOUP;
+        }
         self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {
             self.record(
                 &mut ev,
