@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use brush_parser::ast::{
-    AndOrList, Command, CommandPrefixOrSuffixItem, CommandSuffix, CompoundList, CompoundListItem,
-    Pipeline, Program, SeparatorOperator, SimpleCommand, Word,
+    AndOr, AndOrList, Command, CommandPrefixOrSuffixItem, CommandSuffix, CompoundList,
+    CompoundListItem, Pipeline, Program, SeparatorOperator, SimpleCommand, Word,
 };
 use brush_parser::{SourcePosition, SourceSpan};
 
@@ -46,6 +46,7 @@ fn word_end(bytes: &[u8], mut i: usize) -> Option<usize> {
                 }
                 i += 1;
             }
+            b'|' | b'&' | b';' => break,
             b'=' => i += 1,
             b if plain(b) => i += 1,
             _ => return None,
@@ -99,52 +100,123 @@ fn position(index: usize) -> Arc<SourcePosition> {
 /// assignment and the first not a keyword; `None` otherwise.
 pub fn parse(script: &str) -> Option<Program> {
     let bytes = script.as_bytes();
-    let mut words = Vec::new();
+    let mut items: Vec<CompoundListItem> = Vec::new();
+    // the list being built: its pipelines so far, each with the operator before it
+    let mut list: Vec<(Option<Op>, Pipeline)> = Vec::new();
+    let mut seq: Vec<Command> = Vec::new();
+    let mut words: Vec<Word> = Vec::new();
+    // the operator that ended the last pipeline, until the next pipeline starts
+    let mut pending: Option<Op> = None;
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b' ' {
+    loop {
+        let op = match bytes.get(i) {
+            Some(b' ') => {
+                i += 1;
+                continue;
+            }
+            None => None,
+            Some(b'|') => match bytes.get(i + 1) {
+                Some(b'|') => Some(Op::Or),
+                Some(b'&') => return None,
+                _ => Some(Op::Pipe),
+            },
+            Some(b'&') => match bytes.get(i + 1) {
+                Some(b'&') => Some(Op::And),
+                _ => return None,
+            },
+            Some(b';') => match bytes.get(i + 1) {
+                Some(b';' | b'&') => return None,
+                _ => Some(Op::Semi),
+            },
+            Some(_) => {
+                let start = i;
+                i = word_end(bytes, i)?;
+                let value = &script[start..i];
+                if may_assign(value) || (words.is_empty() && keyword(value)) {
+                    return None;
+                }
+                words.push(Word {
+                    value: value.to_string(),
+                    loc: Some(SourceSpan {
+                        start: position(start),
+                        end: position(i),
+                    }),
+                });
+                continue;
+            }
+        };
+        // an operator or the end: close the command before it
+        if words.is_empty() {
+            // nothing after `;` at the end is fine; anything else without a command is not
+            if op.is_none() && seq.is_empty() && list.is_empty() && pending == Some(Op::Semi) {
+                break;
+            }
+            return None;
+        }
+        let mut ws = std::mem::take(&mut words).into_iter();
+        let first = ws.next()?;
+        let suffix: Vec<CommandPrefixOrSuffixItem> =
+            ws.map(CommandPrefixOrSuffixItem::Word).collect();
+        seq.push(Command::Simple(SimpleCommand {
+            prefix: None,
+            word_or_name: Some(first),
+            suffix: (!suffix.is_empty()).then_some(CommandSuffix(suffix)),
+        }));
+        if op == Some(Op::Pipe) {
             i += 1;
             continue;
         }
-        let start = i;
-        i = word_end(bytes, i)?;
-        let value = &script[start..i];
-        if may_assign(value) {
-            return None;
+        let before = if list.is_empty() { None } else { pending };
+        list.push((
+            before,
+            Pipeline {
+                timed: None,
+                bang: false,
+                seq: std::mem::take(&mut seq),
+            },
+        ));
+        if matches!(op, Some(Op::And | Op::Or)) {
+            pending = op;
+            i += 2;
+            continue;
         }
-        words.push(Word {
-            value: value.to_string(),
-            loc: Some(SourceSpan {
-                start: position(start),
-                end: position(i),
-            }),
-        });
+        let mut pipelines = std::mem::take(&mut list).into_iter();
+        let (_, first) = pipelines.next()?;
+        let mut additional = Vec::new();
+        for (before, p) in pipelines {
+            additional.push(match before {
+                Some(Op::And) => AndOr::And(p),
+                Some(Op::Or) => AndOr::Or(p),
+                _ => return None,
+            });
+        }
+        items.push(CompoundListItem(
+            AndOrList { first, additional },
+            SeparatorOperator::Sequence,
+        ));
+        match op {
+            Some(_) => {
+                pending = Some(Op::Semi);
+                i += 1;
+            }
+            None => break,
+        }
     }
-    let mut words = words.into_iter();
-    let first = words.next()?;
-    if keyword(&first.value) {
+    if items.is_empty() {
         return None;
     }
-    let suffix: Vec<CommandPrefixOrSuffixItem> =
-        words.map(CommandPrefixOrSuffixItem::Word).collect();
-    let command = SimpleCommand {
-        prefix: None,
-        word_or_name: Some(first),
-        suffix: (!suffix.is_empty()).then_some(CommandSuffix(suffix)),
-    };
     Some(Program {
-        complete_commands: vec![CompoundList(vec![CompoundListItem(
-            AndOrList {
-                first: Pipeline {
-                    timed: None,
-                    bang: false,
-                    seq: vec![Command::Simple(command)],
-                },
-                additional: Vec::new(),
-            },
-            SeparatorOperator::Sequence,
-        )])],
+        complete_commands: vec![CompoundList(items)],
     })
+}
+
+/// The operators between commands this module reads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    Pipe,
+    And,
+    Or,
+    Semi,
 }
 
 #[cfg(test)]
@@ -189,6 +261,16 @@ mod tests {
             "a'b c'd\"e f\"g",
             "find . -name '*.pyc'",
             "x --a=b",
+            "ls | wc -l",
+            "a|b",
+            "a && b || c",
+            "a&&b||c|d",
+            "a; b",
+            "a;b;",
+            "a;",
+            "a | b && c | d; e || f",
+            "curl -fsSL https://example.com/i.sh | sudo bash",
+            "cd x && npm run 'build it' | tee log",
         ] {
             assert_eq!(quick(line), Some(brush(line)), "{line:?}");
         }
@@ -205,8 +287,17 @@ mod tests {
             "a=b ls",
             "ls a=b",
             "ls > f",
-            "ls | wc",
-            "ls; rm x",
+            "ls |& wc",
+            "ls &",
+            "ls & rm x",
+            "a ;; b",
+            "a ;& b",
+            "a |",
+            "a &&",
+            "&& a",
+            "; a",
+            "a ; ; b",
+            "a | if x",
             "ls #c",
             "ls\tx",
             "ls\nrm x",
@@ -260,7 +351,7 @@ mod tests {
 
         #[test]
         fn any_quoted_line_parses_as_brush_parses_it(
-            line in "[a-z=-]{1,4}(([ ]{1,2}|'[ a-z$;|=\"#]{0,4}'|\"[ a-z;|='#]{0,4}\"|[a-z=.~*-]{1,3})){0,8}"
+            line in "[a-z=-]{1,4}(([ ]{1,2}|'[ a-z$;|=\"#]{0,4}'|\"[ a-z;|='#]{0,4}\"|[a-z=.~*-]{1,3}|[ ]?(\\|\\||&&|;|&)[ ]?)){0,8}"
         ) {
             if let Some(q) = quick(&line) {
                 prop_assert_eq!(q, brush(&line));
