@@ -354,6 +354,20 @@ fn keyword_indexes(index: &[(String, usize, Vec<String>)]) -> String {
             }
         }
         long.sort_unstable_by_key(|k| (k.0, k.1));
+        // each pair's rank among the pairs present, and where its keywords begin in `long`
+        let mut ranks: Vec<u32> = Vec::with_capacity(pairs.len());
+        let mut seen = 0u32;
+        for w in &pairs {
+            ranks.push(seen);
+            seen += w.count_ones();
+        }
+        let mut starts: Vec<u32> = Vec::new();
+        for (n, k) in long.iter().enumerate() {
+            if n == 0 || long[n - 1].0 != k.0 {
+                starts.push(n as u32);
+            }
+        }
+        starts.push(long.len() as u32);
         let _ = write!(out, "    KeywordIndex {{ long: Cow::Borrowed(&[");
         for (pair, start, len, rule) in &long {
             let _ = write!(
@@ -363,7 +377,7 @@ fn keyword_indexes(index: &[(String, usize, Vec<String>)]) -> String {
         }
         let _ = writeln!(
             out,
-            "]), bytes: Cow::Borrowed({}), pairs: Cow::Borrowed(&{pairs:?}), single: Cow::Borrowed(&{single:?}), single_bytes: {single_bytes:?} }},",
+            "]), bytes: Cow::Borrowed({}), pairs: Cow::Borrowed(&{pairs:?}), ranks: Cow::Borrowed(&{ranks:?}), starts: Cow::Borrowed(&{starts:?}), single: Cow::Borrowed(&{single:?}), single_bytes: {single_bytes:?} }},",
             byte_string(&bytes)
         );
     }

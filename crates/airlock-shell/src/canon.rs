@@ -7,27 +7,47 @@ use crate::unwrap::program_name;
 
 /// Quotes one word when needed.
 pub fn quote(w: &str) -> String {
+    let mut s = String::with_capacity(w.len() + 2);
+    push_quoted(&mut s, w);
+    s
+}
+
+/// Appends `w` to `s`, quoted as [`quote`] would (without a String per word).
+fn push_quoted(s: &mut String, w: &str) {
     if w.is_empty() {
-        return "''".to_string();
+        s.push_str("''");
+        return;
     }
     if w.chars()
         .any(|c| c.is_whitespace() || c == '\'' || c == '"' || c == ';' || c == '|' || c == '&')
     {
-        format!("'{}'", w.replace('\'', "'\\''"))
+        s.push('\'');
+        for (i, part) in w.split('\'').enumerate() {
+            if i > 0 {
+                s.push_str("'\\''");
+            }
+            s.push_str(part);
+        }
+        s.push('\'');
     } else {
-        w.to_string()
+        s.push_str(w);
+    }
+}
+
+/// Appends `words`, quoted and separated by one space, to `s`.
+fn push_joined<'w>(s: &mut String, words: impl Iterator<Item = &'w str>) {
+    for (i, w) in words.enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        push_quoted(s, w);
     }
 }
 
 /// Joins words with quoting.
 pub fn join(words: &[String]) -> String {
-    let mut s = String::new();
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        s.push_str(&quote(w));
-    }
+    let mut s = String::with_capacity(words.iter().map(|w| w.len() + 1).sum());
+    push_joined(&mut s, words.iter().map(String::as_str));
     s
 }
 
@@ -37,16 +57,19 @@ pub fn render(argv: &[String]) -> String {
         return String::new();
     };
     let name = program_name(prog);
-    let mut words: Vec<String> = Vec::with_capacity(argv.len());
-    words.push(name.clone());
     let args = &argv[1..];
     let start = if name == "git" {
         git_subcommand_at(args)
     } else {
         0
     };
-    words.extend(args[start.min(args.len())..].iter().cloned());
-    join(&words)
+    let rest = &args[start.min(args.len())..];
+    let mut s = String::with_capacity(name.len() + rest.iter().map(|w| w.len() + 1).sum::<usize>());
+    push_joined(
+        &mut s,
+        std::iter::once(name.as_str()).chain(rest.iter().map(String::as_str)),
+    );
+    s
 }
 
 /// Index of git's subcommand, past its global options.
@@ -95,5 +118,22 @@ mod tests {
             "git commit -m 'reset --hard'"
         );
         assert_eq!(render(&v(&["echo", "it's"])), "echo 'it'\\''s'");
+        assert_eq!(render(&v(&["echo", "''", ""])), "echo ''\\'''\\''' ''");
+    }
+
+    proptest::proptest! {
+        /// Quoting in place answers what quoting through `str::replace` did.
+        #[test]
+        fn quotes_like_replace(w in "[a-z' \"|;&\t\u{a0}é-]{0,12}") {
+            let plain = if w.is_empty() {
+                "''".to_string()
+            } else if w.chars().any(|c| c.is_whitespace() || "'\";|&".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            };
+            proptest::prop_assert_eq!(quote(&w), plain.clone());
+            proptest::prop_assert_eq!(join(&[w.clone(), w.clone()]), format!("{plain} {plain}"));
+        }
     }
 }

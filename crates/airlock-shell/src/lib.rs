@@ -18,6 +18,7 @@ pub mod paths;
 mod prebuilt;
 pub mod readonly;
 pub mod rules;
+mod simple;
 pub mod unwrap;
 mod walk;
 pub mod word;

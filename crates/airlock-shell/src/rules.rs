@@ -347,6 +347,12 @@ pub struct KeywordIndex {
     bytes: Cow<'static, [u8]>,
     /// Bit `(a << 8) | b` is set when some keyword starts with the (lowercase) bytes `a`, `b`.
     pairs: Cow<'static, [u64]>,
+    /// For each word of `pairs`, how many bits are set in the words before it: with the bits
+    /// below a pair's own in its word, the pair's rank among the pairs present.
+    ranks: Cow<'static, [u32]>,
+    /// Where each present pair's keywords begin in `long`, by rank, then `long.len()`: a
+    /// pair's keywords are `long[starts[rank]..starts[rank + 1]]`, found without a search.
+    starts: Cow<'static, [u32]>,
     /// One-byte keywords (lowercase) with their rule.
     single: Cow<'static, [(u8, usize)]>,
     /// Bit `b` is set when `b` is a one-byte keyword.
@@ -411,10 +417,13 @@ impl KeywordIndex {
             }
         }
         long.sort_unstable_by_key(|k| (k.pair, k.start));
+        let (ranks, starts) = pair_ranks(&pairs, long.iter().map(|k| k.pair));
         KeywordIndex {
             long: Cow::Owned(long),
             bytes: Cow::Owned(bytes),
             pairs: Cow::Owned(pairs),
+            ranks: Cow::Owned(ranks),
+            starts: Cow::Owned(starts),
             single: Cow::Owned(single),
             single_bytes,
         }
@@ -423,11 +432,24 @@ impl KeywordIndex {
     /// Calls `found(rule)` for every keyword occurrence in `text` (a rule may be reported
     /// more than once).
     pub fn for_each_rule(&self, text: &str, mut found: impl FnMut(usize)) {
-        let t = text.as_bytes();
+        // lower-case the text once (keywords are stored lower-case), on the stack when short
+        let mut stack = [0u8; 512];
+        let heap: Vec<u8>;
+        let t: &[u8] = match stack.get_mut(..text.len()) {
+            Some(s) => {
+                s.copy_from_slice(text.as_bytes());
+                s.make_ascii_lowercase();
+                s
+            }
+            None => {
+                heap = text.as_bytes().to_ascii_lowercase();
+                &heap
+            }
+        };
         let single = !self.single.is_empty();
         for i in 0..t.len() {
             if single {
-                let b = t[i].to_ascii_lowercase();
+                let b = t[i];
                 if self.single_bytes[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
                     for &(s, rule) in self.single.iter() {
                         if s == b {
@@ -437,21 +459,48 @@ impl KeywordIndex {
                 }
             }
             let Some(&next) = t.get(i + 1) else { break };
-            let pair = pair_of(t[i], next);
-            if self.pairs[usize::from(pair >> 6)] & (1 << (pair & 63)) == 0 {
+            let pair = (u16::from(t[i]) << 8) | u16::from(next);
+            let w = usize::from(pair >> 6);
+            let bit = 1u64 << (pair & 63);
+            let word = self.pairs[w];
+            if word & bit == 0 {
                 continue;
             }
             let rest = &t[i..];
-            let from = self.long.partition_point(|k| k.pair < pair);
-            for k in self.long[from..].iter().take_while(|k| k.pair == pair) {
+            let rank = self.ranks[w] as usize + (word & (bit - 1)).count_ones() as usize;
+            let (from, to) = (self.starts[rank] as usize, self.starts[rank + 1] as usize);
+            for k in &self.long[from..to] {
                 let (start, len) = (k.start as usize, k.len as usize);
                 let kw = self.bytes.get(start..start + len).unwrap_or_default();
-                if rest.len() >= len && rest[..len].eq_ignore_ascii_case(kw) {
+                if rest.get(..len) == Some(kw) {
                     found(k.rule);
                 }
             }
         }
     }
+}
+
+/// [`KeywordIndex::ranks`] and [`KeywordIndex::starts`] for a `pairs` bitmap and the pairs of
+/// the keywords sorted by pair (`build.rs` does the same for the built-in indexes).
+fn pair_ranks(pairs: &[u64], sorted: impl Iterator<Item = u16>) -> (Vec<u32>, Vec<u32>) {
+    let mut ranks = Vec::with_capacity(pairs.len());
+    let mut seen = 0u32;
+    for w in pairs {
+        ranks.push(seen);
+        seen += w.count_ones();
+    }
+    let mut starts = Vec::with_capacity(seen as usize + 1);
+    let mut last = None;
+    let mut n = 0u32;
+    for pair in sorted {
+        if last != Some(pair) {
+            starts.push(n);
+            last = Some(pair);
+        }
+        n += 1;
+    }
+    starts.push(n);
+    (ranks, starts)
 }
 
 impl std::fmt::Debug for RuleSet {

@@ -211,8 +211,12 @@ impl<'a> Walker<'a> {
         }
         let opts = self.opts.clone();
         let parsed = catch_unwind(AssertUnwindSafe(|| {
-            brush_parser::Parser::new(std::io::Cursor::new(script.as_bytes()), &opts)
-                .parse_program()
+            // one simple command of plain words: the same tree without brush's parser
+            match crate::simple::parse(script) {
+                Some(program) => Ok(program),
+                None => brush_parser::Parser::new(std::io::Cursor::new(script.as_bytes()), &opts)
+                    .parse_program(),
+            }
         }));
         match parsed {
             Ok(Ok(program)) => {
