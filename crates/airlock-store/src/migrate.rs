@@ -7,38 +7,52 @@ use sqlx::Row;
 use crate::StoreError;
 use crate::db::{Db, Tx, on_tx};
 
-/// (version, name, SQL). Append only; never edit an applied migration. Portable SQL, except
-/// where `PG_ONLY` gives PostgreSQL its own text for a version.
-const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "ledger", include_str!("../migrations/0001_ledger.sql")),
-    (2, "grants", include_str!("../migrations/0002_grants.sql")),
-    (
+/// One schema version: its SQL, portable unless `pg` gives PostgreSQL its own text (a table
+/// rebuild that is cheap in SQLite is an `ALTER TABLE` there).
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sql: &'static str,
+    pg: Option<&'static str>,
+}
+
+const fn portable(version: i64, name: &'static str, sql: &'static str) -> Migration {
+    Migration {
+        version,
+        name,
+        sql,
+        pg: None,
+    }
+}
+
+/// Append only; never edit an applied migration.
+const MIGRATIONS: &[Migration] = &[
+    portable(1, "ledger", include_str!("../migrations/0001_ledger.sql")),
+    portable(2, "grants", include_str!("../migrations/0002_grants.sql")),
+    portable(
         3,
         "approvals",
         include_str!("../migrations/0003_approvals.sql"),
     ),
-    (4, "auth", include_str!("../migrations/0004_auth.sql")),
-    (5, "budgets", include_str!("../migrations/0005_budgets.sql")),
-    (
+    portable(4, "auth", include_str!("../migrations/0004_auth.sql")),
+    portable(5, "budgets", include_str!("../migrations/0005_budgets.sql")),
+    portable(
         6,
         "mcp_pins",
         include_str!("../migrations/0006_mcp_pins.sql"),
     ),
-    (
+    portable(
         7,
         "mcp_pin_definitions",
         include_str!("../migrations/0007_mcp_pin_definitions.sql"),
     ),
-    (
-        8,
-        "receipt_keys",
-        include_str!("../migrations/0008_receipt_keys.sql"),
-    ),
+    Migration {
+        version: 8,
+        name: "receipt_keys",
+        sql: include_str!("../migrations/0008_receipt_keys.sql"),
+        pg: Some(include_str!("../migrations/0008_receipt_keys.pg.sql")),
+    },
 ];
-
-/// PostgreSQL's text for the versions whose portable SQL it cannot run as is (a table rebuild
-/// that is cheap in SQLite is an `ALTER TABLE` there).
-const PG_ONLY: &[(i64, &str)] = &[(8, include_str!("../migrations/0008_receipt_keys.pg.sql"))];
 
 /// An arbitrary constant naming airlock's migration lock.
 const PG_LOCK: i64 = 0x0061_6972_6c6f_636b;
@@ -70,23 +84,23 @@ async fn run_until(db: &Db, last: i64) -> Result<(), StoreError> {
             .iter()
             .map(|r| r.try_get::<i64, _>(0))
             .collect::<Result<_, _>>()?;
-        for (version, name, sql) in MIGRATIONS {
-            if applied.contains(version) || *version > last {
+        for m in MIGRATIONS {
+            if applied.contains(&m.version) || m.version > last {
                 continue;
             }
-            let sql = match (pg, PG_ONLY.iter().find(|m| m.0 == *version)) {
-                (true, Some((_, pg_sql))) => *pg_sql,
-                _ => *sql,
+            let sql = match m.pg {
+                Some(pg_sql) if pg => pg_sql,
+                _ => m.sql,
             };
             sqlx::raw_sql(sql).execute(&mut *c).await?;
             sqlx::query("INSERT INTO airlock_migrations (version, name) VALUES ($1, $2)")
-                .bind(*version)
-                .bind(*name)
+                .bind(m.version)
+                .bind(m.name)
                 .execute(&mut *c)
                 .await?;
         }
         if let Some(newest) = applied.iter().max() {
-            let known = MIGRATIONS.iter().map(|m| m.0).max().unwrap_or(0);
+            let known = MIGRATIONS.iter().map(|m| m.version).max().unwrap_or(0);
             if *newest > known {
                 return Err(StoreError::Config(format!(
                     "the database has schema version {newest}, newer than this airlock knows ({known}): upgrade airlock"
