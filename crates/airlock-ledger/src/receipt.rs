@@ -134,8 +134,25 @@ impl NewReceipt {
         leaf: u64,
         time: String,
     ) -> Result<Sealed, LedgerError> {
+        let p = self.prepare(key, lamport, prev, leaf, time)?;
+        let sig = key.sign_hex(p.signing_bytes());
+        p.finish(&sig)
+    }
+
+    /// The first half of sealing: the receipt in its place, serialised once with a placeholder
+    /// signature, and the bytes the signature will cover. [`Prepared::finish`] takes the
+    /// signature; between the two, independent receipts can be signed together
+    /// ([`LedgerKey::sign_many`]).
+    pub fn prepare(
+        &self,
+        key: &LedgerKey,
+        lamport: u64,
+        prev: Option<String>,
+        leaf: u64,
+        time: String,
+    ) -> Result<Prepared, LedgerError> {
         self.validate()?;
-        let mut r = Receipt {
+        let r = Receipt {
             v: FORMAT_VERSION,
             id: receipt_id(&self.request_id),
             request_id: self.request_id.clone(),
@@ -158,23 +175,56 @@ impl NewReceipt {
             sig: "0".repeat(SIG_HEX_LEN),
         };
         r.check_fields()?;
-        let mut bytes = r.canonical_bytes()?;
-        let no_sig = || LedgerError::receipt(&r.id, "no sig member in the canonical form");
-        let (from, to) = crate::verify::sig_member(&bytes).ok_or_else(no_sig)?;
+        let bytes = r.canonical_bytes()?;
+        let (from, to) = crate::verify::sig_member(&bytes)
+            .ok_or_else(|| LedgerError::receipt(&r.id, "no sig member in the canonical form"))?;
         let mut unsigned = Vec::with_capacity(bytes.len() - (to - from));
         unsigned.extend_from_slice(&bytes[..from]);
         unsigned.extend_from_slice(&bytes[to..]);
-        let sig = key.sign_hex(&unsigned);
         // The value sits between the member's opening and closing quotes.
-        let value = bytes
-            .get_mut(to - 1 - SIG_HEX_LEN..to - 1)
-            .filter(|_| sig.len() == SIG_HEX_LEN)
-            .ok_or_else(no_sig)?;
-        value.copy_from_slice(sig.as_bytes());
-        r.sig = sig;
+        let value = to.saturating_sub(1 + SIG_HEX_LEN)..to.saturating_sub(1);
+        Ok(Prepared {
+            receipt: r,
+            bytes,
+            unsigned,
+            value,
+        })
+    }
+}
+
+/// A receipt placed and serialised, waiting for its signature.
+#[derive(Debug)]
+pub struct Prepared {
+    receipt: Receipt,
+    bytes: Vec<u8>,
+    unsigned: Vec<u8>,
+    /// Where the signature's hex digits go in `bytes`.
+    value: std::ops::Range<usize>,
+}
+
+impl Prepared {
+    /// The bytes the signature covers: the canonical receipt without its `sig` member.
+    pub fn signing_bytes(&self) -> &[u8] {
+        &self.unsigned
+    }
+
+    /// Writes the signature (lowercase hex) in place and hashes the signed receipt.
+    pub fn finish(self, sig: &str) -> Result<Sealed, LedgerError> {
+        let Prepared {
+            mut receipt,
+            mut bytes,
+            value,
+            ..
+        } = self;
+        let slot = bytes
+            .get_mut(value)
+            .filter(|v| v.len() == SIG_HEX_LEN && sig.len() == SIG_HEX_LEN)
+            .ok_or_else(|| LedgerError::receipt(&receipt.id, "signature of the wrong length"))?;
+        slot.copy_from_slice(sig.as_bytes());
+        receipt.sig = sig.to_string();
         let hash = sha256(&bytes);
         Ok(Sealed {
-            receipt: r,
+            receipt,
             bytes,
             hash,
         })

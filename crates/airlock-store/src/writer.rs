@@ -479,22 +479,41 @@ fn seal_all(
     for (i, (_, list)) in by_session.into_iter().enumerate() {
         groups[i % threads].push(list);
     }
+    // A session's receipts chain (each carries the hash of the one before), so a session gives
+    // one receipt per round; a round's receipts are independent and are signed together.
     let seal_group = |group: Vec<Vec<&mut Fresh>>| -> Result<(), StoreError> {
-        for list in group {
-            let mut prev: Option<String> = None;
-            let mut first = true;
-            for f in list {
-                let n = &reqs[f.req].receipt;
-                if first {
-                    prev = heads.get(&n.session).and_then(|h| h.1.clone());
-                    first = false;
+        let mut chains: Vec<(Option<String>, std::vec::IntoIter<&mut Fresh>)> = group
+            .into_iter()
+            .map(|list| {
+                let prev = list
+                    .first()
+                    .and_then(|f| heads.get(&reqs[f.req].receipt.session))
+                    .and_then(|h| h.1.clone());
+                (prev, list.into_iter())
+            })
+            .collect();
+        loop {
+            let mut round = Vec::with_capacity(chains.len());
+            for (i, (prev, rest)) in chains.iter_mut().enumerate() {
+                if let Some(f) = rest.next() {
+                    let n = &reqs[f.req].receipt;
+                    let p = n.prepare(key, f.lamport, prev.take(), f.leaf, now.to_string())?;
+                    round.push((i, f, p));
                 }
-                let s = n.seal_bytes(key, f.lamport, prev.take(), f.leaf, now.to_string())?;
-                prev = Some(hex::encode(s.hash));
+            }
+            if round.is_empty() {
+                return Ok(());
+            }
+            let sigs = {
+                let msgs: Vec<&[u8]> = round.iter().map(|(_, _, p)| p.signing_bytes()).collect();
+                key.sign_many(&msgs)
+            };
+            for ((i, f, p), sig) in round.into_iter().zip(sigs) {
+                let s = p.finish(&hex::encode(sig))?;
+                chains[i].0 = Some(hex::encode(s.hash));
                 f.sealed = Some((s.receipt, s.bytes, s.hash));
             }
         }
-        Ok(())
     };
     if fresh_len_small(&groups) {
         for g in groups {
