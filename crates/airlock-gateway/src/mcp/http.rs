@@ -1,11 +1,15 @@
 //! `airlock mcp proxy`: the gateway over MCP's streamable HTTP transport. The client talks to
 //! this server as if it were the upstream; each POSTed message is checked like on stdio
-//! (bounded, no duplicate keys, JSON-RPC shape), `tools/call` is decided before the upstream
-//! sees it (a denial is answered here with an error result), and the upstream's answer to a
-//! `tools/list` or `tools/call` is filtered or scanned whether it comes as JSON or as an SSE
-//! stream. Everything else (GET streams, DELETE, other messages, the session headers) passes
-//! through unchanged. A call of a tool never listed through the proxy is denied
-//! (`MCP_TOOL_UNLISTED`): the proxy does not list on the client's behalf.
+//! (bounded, no duplicate keys, JSON-RPC shape, rmcp's types for what the gateway acts on),
+//! `tools/call` is decided before the upstream sees it (a denial is answered here with an error
+//! result), and the upstream's answer to a `tools/list`, `tools/call`, `resources/read` or
+//! `prompts/get` is filtered or scanned whether it comes as JSON or as an SSE stream. SSE streams
+//! (POST answers and GET streams) are read event by event as they arrive: the server's
+//! `sampling/createMessage` and `elicitation/create` requests on them are scanned, and one the
+//! gateway answers itself is POSTed back to the upstream in the client's session. Everything
+//! else (other messages, DELETE, the session headers) passes through unchanged. A call of a tool
+//! never listed through the proxy is denied (`MCP_TOOL_UNLISTED`): the proxy does not list on
+//! the client's behalf.
 
 use std::sync::Arc;
 
