@@ -647,6 +647,12 @@ fn sampling(id: &str, text: &str) -> Value {
         "systemPrompt": "You summarise pages.", "maxTokens": 100}})
 }
 
+/// The server's answer to call `id`: it needs the client's model first.
+fn input_required(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "input_required", "requestState": "st",
+        "inputRequests": {"ask": {"method": "sampling/createMessage", "params": sampling("x", INJECTION)["params"]}}}})
+}
+
 fn elicitation(id: &str, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
         "message": message,
@@ -715,6 +721,25 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
         "{m}"
     );
     assert!(text.ends_with(INJECTION));
+    // A tool answer that needs the client's input first (protocol 2026-07-28) embeds its
+    // requests: they are ruled on alike.
+    let a = c
+        .call(
+            "raw",
+            json!({ "line": input_required(c.next + 1).to_string() }),
+        )
+        .await;
+    let msgs = a["result"]["inputRequests"]["ask"]["params"]["messages"]
+        .as_array()
+        .unwrap();
+    assert_eq!(msgs.len(), 2, "{a}");
+    assert!(
+        msgs[0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_REQUEST_INJECTION")
+    );
+    assert_eq!(a["result"]["requestState"], "st");
     // Params the SDK rejects are answered to the server; the client sees nothing (the ping's
     // answer is the next thing it gets).
     let mut no_max = sampling("s3", "hello");
@@ -750,18 +775,26 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
         p.get("result").is_some(),
         "nothing else reached the client: {p}"
     );
+    let a = c
+        .call(
+            "raw",
+            json!({ "line": input_required(c.next + 1).to_string() }),
+        )
+        .await;
+    assert_eq!(denied_code(&a), "MCP_REQUEST_INJECTION", "{a}");
+    assert!(!a.to_string().contains("id_rsa"), "{a}");
     c.close().await;
-    // Each verdict is a receipt: three requests annotated or passed (two flagged), then two
+    // Each verdict is a receipt: four requests annotated or passed (three flagged), then three
     // blocked; refused messages were never scanned.
     let receipts = s.receipts().await;
     let scans: Vec<&Value> = receipts
         .iter()
         .filter(|r| r["tool"] == "airlock.scan")
         .collect();
-    assert_eq!(scans.len(), 5, "{scans:?}");
+    assert_eq!(scans.len(), 7, "{scans:?}");
     assert_eq!(
         scans.iter().filter(|r| r["decision"] == "deny").count(),
-        2,
+        3,
         "{scans:?}"
     );
     assert_eq!(
@@ -769,7 +802,7 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
             .iter()
             .filter(|r| r["reasons"][0]["code"] == "TEXT_INJECTION")
             .count(),
-        4,
+        6,
         "{scans:?}"
     );
     s.stop().await;
