@@ -274,6 +274,10 @@ async fn asking_upstream(answers: Answers, headers: HeaderMap, body: String) -> 
     }
 }
 
+/// An event the proxy has no reason to touch: it must keep its bytes (key order, spacing).
+const UNTOUCHED: &str =
+    "id: g4\ndata: {\"jsonrpc\": \"2.0\", \"id\": \"zz\", \"result\": {\"b\": 1, \"a\": 2}}\n\n";
+
 async fn asking_get() -> Response {
     let mut no_max = sampling("g2", "hello");
     no_max["params"]
@@ -288,6 +292,7 @@ async fn asking_get() -> Response {
     ] {
         body.push_str(&format!("id: {}\ndata: {e}\n\n", e["id"].as_str().unwrap()));
     }
+    body.push_str(UNTOUCHED);
     ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
 
@@ -444,6 +449,7 @@ async fn server_requests_on_sse_streams_are_scanned_and_bad_messages_refused() {
         text.contains("id: g3\ndata: {") && text.contains("\"ping\""),
         "{text}"
     );
+    assert!(text.ends_with(UNTOUCHED), "{text}");
     let (_, a) = answers_for(&answers, "g1").await;
     assert_eq!(a["error"]["data"]["reason"], "MCP_REQUEST_INJECTION", "{a}");
     let (_, a) = answers_for(&answers, "g2").await;

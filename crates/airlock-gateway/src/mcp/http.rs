@@ -286,7 +286,12 @@ async fn event<D: Decider>(
     }
     let max = 16 * p.core.gw.config.max_message;
     let rewritten = match frame::parse(joined.as_bytes(), max) {
-        Ok(Message::Response { msg, .. }) => Some(transform(p, expect, msg).await),
+        // Only the watched answer may change; every other event keeps its bytes.
+        Ok(Message::Response { id, msg }) => match expect {
+            Expect::List(want) if *want == id => Some(p.core.filter_list(msg).await),
+            Expect::Scan(want, kind) if *want == id => scan::result(&p.core, *kind, msg).await,
+            _ => None,
+        },
         Ok(Message::Request { id, method, msg }) => match scan::Ask::of_method(&method) {
             Some(ask) => match scan::request(&p.core, ask, &id, msg).await {
                 scan::Outcome::Forward(changed) => changed,
