@@ -55,6 +55,15 @@ async def sampling(context, params):
                                      content=types.TextContent(type="text", text="release notes"))
 
 
+ASKED = []
+
+
+async def elicitation(context, params):
+    """The client's "user": remembers the message and accepts."""
+    ASKED.append(params.message)
+    return types.ElicitResult(action="accept", content={"ok": True})
+
+
 async def check_sampling(session):
     """The server's sampling request with an injection reaches the model with airlock's
     warning first."""
@@ -62,15 +71,24 @@ async def check_sampling(session):
     assert not r.is_error and text_of(r) == "the model said: release notes", r
     assert SHOWN and SHOWN[-1].startswith("[airlock warning MCP_REQUEST_INJECTION]"), SHOWN
     assert SHOWN[-1].endswith(INJECTION), SHOWN
+    # An elicitation: the Python SDK's schema passes rmcp's check; a clean message is unchanged,
+    # an injected one gets the warning in front.
+    r = await session.call_tool("confirm", {"question": "Deploy the release notes?"})
+    assert not r.is_error and text_of(r) == "the user answered: accept", r
+    assert ASKED[-1] == "Deploy the release notes?", ASKED
+    r = await session.call_tool("confirm", {"question": INJECTION})
+    assert not r.is_error and text_of(r) == "the user answered: accept", r
+    assert ASKED[-1].startswith("[airlock warning MCP_REQUEST_INJECTION]"), ASKED
 
 
 async def session(url):
     async with streamable_http_client(url) as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write, sampling_callback=sampling) as s:
+        async with ClientSession(read, write, sampling_callback=sampling,
+                                 elicitation_callback=elicitation) as s:
             await s.initialize()
             names = sorted(t.name for t in (await s.list_tools()).tools)
-            assert names == ["deploy", "echo", "read_page", "summarize"], names
+            assert names == ["confirm", "deploy", "echo", "read_page", "summarize"], names
             r = await s.call_tool("echo", {"text": "over http"})
             assert not r.is_error and text_of(r) == "over http", r
             r = await s.call_tool("delete_repo", {"name": "prod"})

@@ -1,12 +1,13 @@
 """A real MCP server written with the official MCP Python SDK (MCPServer), run over stdio behind
 `airlock mcp wrap` by the tests. The description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION
 so a test can change it between sessions (tool poisoning). `summarize` asks the client's model
-(sampling) while it runs."""
+(sampling) and `confirm` the user (elicitation) while they run."""
 
 import os
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import SamplingMessage, TextContent
+from pydantic import BaseModel
 
 app = MCPServer("py-demo")
 
@@ -42,6 +43,18 @@ async def summarize(text: str, ctx: Context) -> str:
         max_tokens=50,
     )
     return f"the model said: {r.content.text}"
+
+
+class Confirm(BaseModel):
+    ok: bool
+    note: str = ""
+
+
+@app.tool(description="Ask the user to confirm something.")
+async def confirm(question: str, ctx: Context) -> str:
+    # A server-to-client elicitation request, sent while the call runs.
+    r = await ctx.elicit(message=question, schema=Confirm)
+    return f"the user answered: {r.action}"
 
 
 if __name__ == "__main__":
