@@ -12,7 +12,9 @@ use airlock_store::Db;
 use serde_json::{Value, json};
 
 use super::config::McpConfig;
+use super::frame;
 use super::gate::{Call, Decider, Ruling};
+use super::sdk;
 use super::tools::{Checker, Hidden, action_name};
 pub(crate) use airlock_grants::system_now_ms as now_ms;
 
@@ -62,8 +64,20 @@ impl<D: Decider> Core<D> {
         lock(&self.tools).get(name).cloned()
     }
 
-    /// Removes every tool that is not usable from a `tools/list` answer, remembering why.
+    /// Removes every tool that is not usable from a `tools/list` answer, remembering why. An
+    /// answer whose result rmcp's model rejects becomes a JSON-RPC error (`MCP_INVALID_MESSAGE`)
+    /// and teaches the gateway nothing.
     pub async fn filter_list(&self, mut msg: Value) -> Value {
+        if let Some(result) = msg.get("result")
+            && let Err(why) = sdk::list_result(result)
+        {
+            log(
+                &self.gw.server,
+                &format!("refused a tools/list answer: {why}"),
+            );
+            let id = msg.get("id").cloned().unwrap_or(Value::Null);
+            return sdk::refused(&id, frame::INTERNAL_ERROR, &why);
+        }
         let Some(list) = msg
             .get_mut("result")
             .and_then(|r| r.get_mut("tools"))

@@ -1,11 +1,15 @@
 //! `airlock mcp proxy`: the gateway over MCP's streamable HTTP transport. The client talks to
 //! this server as if it were the upstream; each POSTed message is checked like on stdio
-//! (bounded, no duplicate keys, JSON-RPC shape), `tools/call` is decided before the upstream
-//! sees it (a denial is answered here with an error result), and the upstream's answer to a
-//! `tools/list` or `tools/call` is filtered or scanned whether it comes as JSON or as an SSE
-//! stream. Everything else (GET streams, DELETE, other messages, the session headers) passes
-//! through unchanged. A call of a tool never listed through the proxy is denied
-//! (`MCP_TOOL_UNLISTED`): the proxy does not list on the client's behalf.
+//! (bounded, no duplicate keys, JSON-RPC shape, rmcp's types for what the gateway acts on),
+//! `tools/call` is decided before the upstream sees it (a denial is answered here with an error
+//! result), and the upstream's answer to a `tools/list`, `tools/call`, `resources/read` or
+//! `prompts/get` is filtered or scanned whether it comes as JSON or as an SSE stream. SSE streams
+//! (POST answers and GET streams) are read event by event as they arrive: the server's
+//! `sampling/createMessage` and `elicitation/create` requests on them are scanned, and one the
+//! gateway answers itself is POSTed back to the upstream in the client's session. Everything
+//! else (other messages, DELETE, the session headers) passes through unchanged. A call of a tool
+//! never listed through the proxy is denied (`MCP_TOOL_UNLISTED`): the proxy does not list on
+//! the client's behalf.
 
 use std::sync::Arc;
 
@@ -15,12 +19,13 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::core::{Core, denied_result, log};
 use super::frame::{self, Message};
 use super::gate::{Decider, Ruling};
 use super::scan;
+use super::sdk;
 
 /// Request and response headers that carry the transport's state.
 const PASSED: [&str; 6] = [
@@ -88,7 +93,18 @@ async fn handle<D: Decider>(
     };
     let expect = match &msg {
         Message::Request { id, method, msg } if method == "tools/call" => {
-            match rule(&p.core, msg).await {
+            let (name, arguments) = match sdk::call_params(msg.get("params")) {
+                Ok(p) => p,
+                Err(why) => {
+                    log(
+                        &p.core.gw.server,
+                        &format!("refused a tools/call request: {why}"),
+                    );
+                    let e = sdk::refused(id, super::relay::INVALID_PARAMS, &why);
+                    return json_response(StatusCode::OK, &e);
+                }
+            };
+            match rule(&p.core, &name, arguments).await {
                 Ok(()) => Expect::Scan(id.clone(), scan::Kind::Call),
                 Err((code, message)) => {
                     log(
@@ -109,24 +125,11 @@ async fn handle<D: Decider>(
     forward(&p, method, &headers, body, expect).await
 }
 
-async fn rule<D: Decider>(core: &Core<D>, msg: &Value) -> Result<(), (String, String)> {
-    let params = msg.get("params");
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
-        return Err((
-            "MCP_INVALID_PARAMS".into(),
-            "tools/call needs params.name (a string)".into(),
-        ));
-    };
-    let arguments = match params.and_then(|p| p.get("arguments")) {
-        None | Some(Value::Null) => json!({}),
-        Some(a @ Value::Object(_)) => a.clone(),
-        Some(_) => {
-            return Err((
-                "MCP_INVALID_PARAMS".into(),
-                "tools/call params.arguments must be an object".into(),
-            ));
-        }
-    };
+async fn rule<D: Decider>(
+    core: &Core<D>,
+    name: &str,
+    arguments: Value,
+) -> Result<(), (String, String)> {
     match core.state(name) {
         None => Err((
             "MCP_TOOL_UNLISTED".into(),
@@ -141,7 +144,7 @@ async fn rule<D: Decider>(core: &Core<D>, msg: &Value) -> Result<(), (String, St
 }
 
 async fn forward<D: Decider>(
-    p: &Proxy<D>,
+    p: &Arc<Proxy<D>>,
     method: Method,
     headers: &HeaderMap,
     body: Bytes,
@@ -189,6 +192,12 @@ async fn forward<D: Decider>(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    if content_type.starts_with("text/event-stream") {
+        // An event stream may carry the server's requests to the client before the answer
+        // (a sampling request while a tool runs): each event is looked at as it arrives.
+        let stream = sse_stream(p.clone(), headers.clone(), expect, resp);
+        return (status, out_headers, Body::from_stream(stream)).into_response();
+    }
     if matches!(expect, Expect::Pass) {
         let stream = resp
             .bytes_stream()
@@ -206,10 +215,7 @@ async fn forward<D: Decider>(
             return json_response(StatusCode::BAD_GATEWAY, &v);
         }
     };
-    let body = if content_type.starts_with("text/event-stream") {
-        let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
-        sse_transform(p, &expect, &text).await.into_bytes()
-    } else if content_type.starts_with("application/json") {
+    let body = if content_type.starts_with("application/json") {
         match frame::parse(&bytes, 16 * p.core.gw.config.max_message) {
             Ok(Message::Response { msg, .. }) => {
                 transform(p, &expect, msg).await.to_string().into_bytes()
@@ -257,58 +263,168 @@ async fn transform<D: Decider>(p: &Proxy<D>, expect: &Expect, msg: Value) -> Val
     }
 }
 
-/// Rewrites the `data` of the SSE event carrying the watched answer; other events are kept.
-async fn sse_transform<D: Decider>(p: &Proxy<D>, expect: &Expect, text: &str) -> String {
-    let mut out = String::new();
-    for event in text.split("\n\n") {
-        if event.trim().is_empty() {
-            continue;
+/// One SSE event (without its blank line) as the client gets it, blank line included; `None`
+/// drops it (malformed, or a server request the gateway answered itself).
+async fn event<D: Decider>(
+    p: &Proxy<D>,
+    expect: &Expect,
+    headers: &HeaderMap,
+    ev: &str,
+) -> Option<String> {
+    let mut data = Vec::new();
+    let mut other = Vec::new();
+    for line in ev.lines() {
+        match line.strip_prefix("data:") {
+            Some(d) => data.push(d.strip_prefix(' ').unwrap_or(d)),
+            None => other.push(line),
         }
-        let mut data = Vec::new();
-        let mut other = Vec::new();
-        for line in event.lines() {
-            match line.strip_prefix("data:") {
-                Some(d) => data.push(d.strip_prefix(' ').unwrap_or(d)),
-                None => other.push(line),
-            }
-        }
-        let joined = data.join("\n");
-        let max = 16 * p.core.gw.config.max_message;
-        let rewritten = match frame::parse(joined.as_bytes(), max) {
-            Ok(Message::Response { msg, .. }) => Some(transform(p, expect, msg).await),
-            Ok(_) => None,
-            Err(r) => {
-                log(
-                    &p.core.gw.server,
-                    &format!(
-                        "dropped a malformed SSE event from the upstream ({})",
-                        r.reason
-                    ),
-                );
-                continue;
-            }
-        };
-        for line in &other {
-            out.push_str(line);
-            out.push('\n');
-        }
-        match rewritten {
-            Some(v) => {
-                out.push_str("data: ");
-                out.push_str(&v.to_string());
-                out.push('\n');
-            }
-            None => {
-                for d in &data {
-                    out.push_str("data: ");
-                    out.push_str(d);
-                    out.push('\n');
+    }
+    let joined = data.join("\n");
+    if joined.trim().is_empty() {
+        // Comments, retry hints and priming events carry no message.
+        return Some(format!("{ev}\n\n"));
+    }
+    let max = 16 * p.core.gw.config.max_message;
+    let rewritten = match frame::parse(joined.as_bytes(), max) {
+        // Only the watched answer may change; every other event keeps its bytes.
+        Ok(Message::Response { id, msg }) => match expect {
+            Expect::List(want) if *want == id => Some(p.core.filter_list(msg).await),
+            Expect::Scan(want, kind) if *want == id => scan::result(&p.core, *kind, msg).await,
+            _ => None,
+        },
+        Ok(Message::Request { id, method, msg }) => match scan::Ask::of_method(&method) {
+            Some(ask) => match scan::request(&p.core, ask, &id, msg).await {
+                scan::Outcome::Forward(changed) => changed,
+                scan::Outcome::Answer(answer) => {
+                    answer_upstream(p, headers, answer);
+                    return None;
                 }
-            }
+            },
+            None => None,
+        },
+        Ok(Message::Notification { .. }) => None,
+        Err(r) => {
+            log(
+                &p.core.gw.server,
+                &format!(
+                    "dropped a malformed SSE event from the upstream ({})",
+                    r.reason
+                ),
+            );
+            return None;
         }
+    };
+    let Some(v) = rewritten else {
+        return Some(format!("{ev}\n\n"));
+    };
+    let mut out = String::new();
+    for line in &other {
+        out.push_str(line);
         out.push('\n');
     }
-    out
+    out.push_str("data: ");
+    out.push_str(&v.to_string());
+    out.push_str("\n\n");
+    Some(out)
+}
+
+/// Sends the gateway's answer to a server request to the upstream, in the client's session.
+fn answer_upstream<D: Decider>(p: &Proxy<D>, headers: &HeaderMap, answer: Value) {
+    let mut req = p
+        .http
+        .post(&p.upstream)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for name in ["mcp-session-id", "mcp-protocol-version", "authorization"] {
+        for v in headers.get_all(name) {
+            req = req.header(name, v.as_bytes());
+        }
+    }
+    let server = p.core.gw.server.clone();
+    tokio::spawn(async move {
+        match req.body(answer.to_string()).send().await {
+            Ok(r) if r.status().is_success() => {}
+            Ok(r) => log(
+                &server,
+                &format!(
+                    "the upstream refused airlock's answer to its request ({})",
+                    r.status()
+                ),
+            ),
+            Err(e) => log(
+                &server,
+                &format!("airlock's answer to the upstream's request was not delivered: {e}"),
+            ),
+        }
+    });
+}
+
+/// The upstream's event stream, each event looked at as it completes (carriage returns
+/// dropped: a JSON message carries none). An event longer than 16 × `max_message` ends it.
+fn sse_stream<D: Decider>(
+    p: Arc<Proxy<D>>,
+    headers: HeaderMap,
+    expect: Expect,
+    resp: reqwest::Response,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+    struct St<D: Decider> {
+        p: Arc<Proxy<D>>,
+        headers: HeaderMap,
+        expect: Expect,
+        upstream: futures_util::stream::BoxStream<'static, reqwest::Result<Bytes>>,
+        buf: Vec<u8>,
+        done: bool,
+    }
+    let st = St {
+        p,
+        headers,
+        expect,
+        upstream: resp.bytes_stream().boxed(),
+        buf: Vec::new(),
+        done: false,
+    };
+    futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(i) = st.buf.windows(2).position(|w| w == b"\n\n") {
+                let ev: Vec<u8> = st.buf.drain(..i + 2).collect();
+                let text = String::from_utf8_lossy(&ev[..i]).into_owned();
+                if text.trim().is_empty() {
+                    continue;
+                }
+                if let Some(out) = event(&st.p, &st.expect, &st.headers, &text).await {
+                    return Some((Ok(Bytes::from(out)), st));
+                }
+                continue;
+            }
+            if st.done {
+                if st.buf.is_empty() {
+                    return None;
+                }
+                // An unfinished last event is no message: passed as it came.
+                let rest = std::mem::take(&mut st.buf);
+                return Some((Ok(Bytes::from(rest)), st));
+            }
+            match st.upstream.next().await {
+                Some(Ok(chunk)) => {
+                    st.buf.extend(chunk.iter().filter(|b| **b != b'\r'));
+                    if st.buf.len() > 16 * st.p.core.gw.config.max_message {
+                        log(
+                            &st.p.core.gw.server,
+                            "ended an upstream event stream: an event is too large",
+                        );
+                        st.done = true;
+                        st.buf.clear();
+                    }
+                }
+                Some(Err(e)) => {
+                    st.done = true;
+                    st.buf.clear();
+                    return Some((Err(std::io::Error::other(e)), st));
+                }
+                None => st.done = true,
+            }
+        }
+    })
 }
 
 /// The proxy's application, as [`router`] builds it.

@@ -14,6 +14,7 @@ pub mod http;
 pub mod pins;
 pub mod relay;
 pub mod scan;
+pub mod sdk;
 mod strict;
 pub mod tools;
 

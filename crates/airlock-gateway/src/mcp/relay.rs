@@ -1,9 +1,11 @@
 //! The relay between an MCP client and the server behind the gateway, over two line-delimited
 //! JSON-RPC streams. Every message is parsed and checked (size, duplicate keys, JSON-RPC shape)
 //! before it goes anywhere; messages are forwarded byte for byte unless the gateway has a reason
-//! to change them. Three are looked at: `tools/list` answers (hidden and quarantined tools are
+//! to change them. These are looked at: `tools/list` answers (hidden and quarantined tools are
 //! removed), `tools/call` requests (decided before the server sees them; a denial is answered
-//! with an error result) and `tools/call` answers (scanned for prompt injection).
+//! with an error result), `tools/call`, `resources/read` and `prompts/get` answers (scanned for
+//! prompt injection) and the server's `sampling/createMessage` and `elicitation/create` requests
+//! (scanned before the client sees them). rmcp's model types judge the shape of each of these.
 //!
 //! A hand-written relay rather than rmcp's client and server: rmcp types each message into its
 //! own model, which drops or rewrites what it does not know (new protocol fields, `_meta`,
@@ -21,6 +23,7 @@ use super::core::{Core, Gateway, denied_result, lock, log};
 use super::frame::{self, Line, Message};
 use super::gate::{Decider, Ruling};
 use super::scan;
+use super::sdk;
 
 /// How long a server may keep talking after the client has left.
 const SERVER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -209,9 +212,32 @@ async fn pump_server<D: Decider>(
                 continue;
             }
         };
-        let Message::Response { id, msg } = msg else {
-            let _ = s.to_client.send(line);
-            continue;
+        let (id, msg) = match msg {
+            Message::Response { id, msg } => (id, msg),
+            Message::Request { id, method, msg } => {
+                // The server asks the client's model or user something: scanned first.
+                match scan::Ask::of_method(&method) {
+                    Some(ask) => match scan::request(&s.core, ask, &id, msg).await {
+                        scan::Outcome::Forward(None) => {
+                            let _ = s.to_client.send(line);
+                        }
+                        scan::Outcome::Forward(Some(changed)) => {
+                            let _ = s.to_client.send(encode(&changed));
+                        }
+                        scan::Outcome::Answer(answer) => {
+                            let _ = s.send_server(encode(&answer));
+                        }
+                    },
+                    None => {
+                        let _ = s.to_client.send(line);
+                    }
+                }
+                continue;
+            }
+            Message::Notification { .. } => {
+                let _ = s.to_client.send(line);
+                continue;
+            }
         };
         let pending = lock(&s.pending).remove(&key(&id));
         match pending {
@@ -238,32 +264,16 @@ async fn pump_server<D: Decider>(
 }
 
 async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: Vec<u8>) {
-    let params = msg.get("params");
-    let Some(name) = params
-        .and_then(|p| p.get("name"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
-    else {
-        let e = frame::error_response(
-            &id,
-            INVALID_PARAMS,
-            "tools/call needs params.name (a string)",
-            "MCP_INVALID_PARAMS",
-        );
-        let _ = s.to_client.send(encode(&e));
-        return;
-    };
-    let arguments = match params.and_then(|p| p.get("arguments")) {
-        None | Some(Value::Null) => json!({}),
-        Some(a @ Value::Object(_)) => a.clone(),
-        Some(_) => {
-            let e = frame::error_response(
-                &id,
-                INVALID_PARAMS,
-                "tools/call params.arguments must be an object",
-                "MCP_INVALID_PARAMS",
+    let (name, arguments) = match sdk::call_params(msg.get("params")) {
+        Ok(p) => p,
+        Err(why) => {
+            log(
+                &s.core.gw.server,
+                &format!("refused a tools/call request: {why}"),
             );
-            let _ = s.to_client.send(encode(&e));
+            let _ = s
+                .to_client
+                .send(encode(&sdk::refused(&id, INVALID_PARAMS, &why)));
             return;
         }
     };

@@ -3,8 +3,9 @@
 It speaks line-delimited JSON-RPC 2.0: initialize, tools/list, tools/call, resources/read,
 prompts/get, ping (a resource or prompt whose name holds "poisoned" carries an injection). The
 description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION so a test can change it between
-runs (tool poisoning). `raw` sends a line as given (to test malformed server output), and
-every call is logged to MCP_TEST_LOG so a test can see what reached the server.
+runs (tool poisoning). `raw` sends a line as given (to test malformed server output, or to send
+the client a request), and every call, and every answer to such a request, is logged to
+MCP_TEST_LOG so a test can see what reached the server.
 """
 
 import json
@@ -62,6 +63,10 @@ for line in sys.stdin:
         continue
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
+    if method is None and mid is not None:
+        # The client's (or the gateway's) answer to a request of ours (sent with `raw`).
+        log({"response": msg})
+        continue
     if mid is None:
         continue
     if method == "initialize":

@@ -22,6 +22,16 @@ side_effects = "read"
 tier = 0
 
 [[tools]]
+name = "mcp__py-demo__confirm"
+side_effects = "read"
+tier = 0
+
+[[tools]]
+name = "mcp__py-demo__summarize"
+side_effects = "read"
+tier = 0
+
+[[tools]]
 name = "mcp__py-demo__deploy"
 decision = "ask"
 side_effects = "external"

@@ -1,10 +1,13 @@
 """A real MCP server written with the official MCP Python SDK (MCPServer), run over stdio behind
 `airlock mcp wrap` by the tests. The description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION
-so a test can change it between sessions (tool poisoning)."""
+so a test can change it between sessions (tool poisoning). `summarize` asks the client's model
+(sampling) and `confirm` the user (elicitation) while they run."""
 
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import SamplingMessage, TextContent
+from pydantic import BaseModel
 
 app = MCPServer("py-demo")
 
@@ -30,6 +33,28 @@ def deploy(env: str) -> str:
 @app.tool(description="Read a web page.")
 def read_page(url: str) -> str:
     return f"Page {url}. {INJECTION}"
+
+
+@app.tool(description="Summarise a text with the client's model.")
+async def summarize(text: str, ctx: Context) -> str:
+    # A server-to-client sampling request, sent while the call runs.
+    r = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50,
+    )
+    return f"the model said: {r.content.text}"
+
+
+class Confirm(BaseModel):
+    ok: bool
+    note: str = ""
+
+
+@app.tool(description="Ask the user to confirm something.")
+async def confirm(question: str, ctx: Context) -> str:
+    # A server-to-client elicitation request, sent while the call runs.
+    r = await ctx.elicit(message=question, schema=Confirm)
+    return f"the user answered: {r.action}"
 
 
 if __name__ == "__main__":
