@@ -242,34 +242,112 @@ impl Window {
 
 /// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
 /// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
-/// most prose none, so this short pass spares the token pass.
+/// most prose none, so this short pass spares the token pass. It walks [`RARE`], one table load
+/// per byte (the answers of the byte-by-byte checks kept in the tests as the reference).
 fn any_rare(b: &[u8]) -> bool {
-    let (mut lower_run, mut punct_run) = (0u32, 0u32);
-    let (mut p2, mut p1) = (b' ', b' ');
-    for &c in b {
-        if PUNCT_INDEX[usize::from(c)] != 0 {
-            punct_run += 1;
-            if punct_run >= 3 {
-                return true;
-            }
-        } else {
-            punct_run = 0;
+    let mut s = 0usize;
+    let mut chunks = b.chunks_exact(8);
+    for ch in &mut chunks {
+        for &c in ch {
+            s = usize::from(RARE[s * 256 + usize::from(c)]);
         }
-        if c.is_ascii_uppercase() && lower_run >= 2 {
+        if s == RARE_FOUND {
             return true;
         }
-        lower_run = if c.is_ascii_lowercase() {
-            lower_run + 1
-        } else {
-            0
-        };
-        if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
-            return true;
-        }
-        (p2, p1) = (p1, c);
     }
-    false
+    for &c in chunks.remainder() {
+        s = usize::from(RARE[s * 256 + usize::from(c)]);
+    }
+    s == RARE_FOUND
 }
+
+/// Byte classes of the rare-shape walk.
+const C_LOWER: usize = 0;
+const C_UPPER: usize = 1;
+const C_STRONG: usize = 2;
+const C_PUNCT: usize = 3;
+const C_OTHER: usize = 4;
+
+const fn rare_class(c: u8) -> usize {
+    if c.is_ascii_lowercase() {
+        C_LOWER
+    } else if c.is_ascii_uppercase() {
+        C_UPPER
+    } else if IS_STRONG[c as usize] {
+        C_STRONG
+    } else if PUNCT_INDEX[c as usize] != 0 {
+        C_PUNCT
+    } else {
+        C_OTHER
+    }
+}
+
+/// States of the walk: `lower + 3 * punct + 9 * prev + 27 * prev2_letter`, where `lower` and
+/// `punct` are the current runs of lowercase letters and of punctuation (capped at 2, all the
+/// checks need), `prev` is what the previous byte was (0 a letter, 1 a strong symbol, 2 anything
+/// else) and `prev2_letter` whether the byte before it was a letter; then the absorbing state
+/// "found". The start state (0 with `prev` = 2) reads as after two spaces, as the checks start.
+const RARE_FOUND: usize = 54;
+const RARE_START: usize = 9 * 2;
+
+/// The walk's transitions, `RARE[state * 256 + byte]` (the start state is renumbered 0).
+static RARE: [u8; 55 * 256] = {
+    // State numbers: swap 0 and RARE_START so the walk starts at 0.
+    const fn number(s: usize) -> usize {
+        if s == 0 {
+            RARE_START
+        } else if s == RARE_START {
+            0
+        } else {
+            s
+        }
+    }
+    let mut t = [0u8; 55 * 256];
+    let mut s = 0;
+    while s < 55 {
+        let mut c = 0;
+        while c < 256 {
+            let next = if s == RARE_FOUND {
+                RARE_FOUND
+            } else {
+                let (lower, punct, prev, prev2_letter) = (s % 3, s / 3 % 3, s / 9 % 3, s / 27 == 1);
+                let k = rare_class(c as u8);
+                let letter = k == C_LOWER || k == C_UPPER;
+                let is_punct = k == C_STRONG || k == C_PUNCT;
+                if (is_punct && punct >= 2)
+                    || (k == C_UPPER && lower >= 2)
+                    || (letter && prev == 1 && prev2_letter)
+                {
+                    RARE_FOUND
+                } else {
+                    let lower2 = if k == C_LOWER {
+                        if lower < 2 { lower + 1 } else { 2 }
+                    } else {
+                        0
+                    };
+                    let punct2 = if is_punct {
+                        if punct < 2 { punct + 1 } else { 2 }
+                    } else {
+                        0
+                    };
+                    let prev_next = if letter {
+                        0
+                    } else if k == C_STRONG {
+                        1
+                    } else {
+                        2
+                    };
+                    let p2 = if prev == 0 { 1 } else { 0 };
+                    lower2 + 3 * punct2 + 9 * prev_next + 27 * p2
+                }
+            };
+            t[number(s) * 256 + c] = number(next) as u8;
+            c += 1;
+        }
+        s += 1;
+    }
+    t
+};
 
 /// Whether `text` holds a run of token soup (see the module comment).
 pub fn token_soup(text: &str) -> bool {
@@ -341,6 +419,73 @@ fn soup_line(text: &str, toks: &[Tok]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-by-byte checks [`any_rare`]'s table walks.
+    /// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
+    /// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
+    /// most prose none, so this short pass spares the token pass.
+    fn any_rare_reference(b: &[u8]) -> bool {
+        let (mut lower_run, mut punct_run) = (0u32, 0u32);
+        let (mut p2, mut p1) = (b' ', b' ');
+        for &c in b {
+            if PUNCT_INDEX[usize::from(c)] != 0 {
+                punct_run += 1;
+                if punct_run >= 3 {
+                    return true;
+                }
+            } else {
+                punct_run = 0;
+            }
+            if c.is_ascii_uppercase() && lower_run >= 2 {
+                return true;
+            }
+            lower_run = if c.is_ascii_lowercase() {
+                lower_run + 1
+            } else {
+                0
+            };
+            if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
+                return true;
+            }
+            (p2, p1) = (p1, c);
+        }
+        false
+    }
+
+    #[test]
+    fn rare_walk_answers_as_the_checks() {
+        let pieces: &[&str] = &[
+            "a", "b", "Z", "Q", "x", " ", "\n", "[", "]", "(", "_", "\"", "'", ".", ",", "-", "!",
+            "?", "é", "3", "word", "Word", "aB", "abC", "a]b", ")(", "...", "\\", "\t", "ab.C",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut yes = 0;
+        for _ in 0..20_000 {
+            let n = (next() % 12) as usize;
+            let mut t = String::new();
+            for _ in 0..n {
+                t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let want = any_rare_reference(t.as_bytes());
+            yes += usize::from(want);
+            assert_eq!(any_rare(t.as_bytes()), want, "{t:?}");
+        }
+        assert!(yes > 1000 && yes < 19_000, "{yes}");
+        for b in 0..=255u8 {
+            for a in 0..=255u8 {
+                let t = [b'a', a, b];
+                assert_eq!(any_rare(&t), any_rare_reference(&t), "{t:?}");
+                let t = [a, b, b'x', b'Y'];
+                assert_eq!(any_rare(&t), any_rare_reference(&t), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn adversarial_suffixes_are_soup() {
