@@ -242,112 +242,77 @@ impl Window {
 
 /// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
 /// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
-/// most prose none, so this short pass spares the token pass. It walks [`RARE`], one table load
-/// per byte (the answers of the byte-by-byte checks kept in the tests as the reference).
+/// most prose none, so this short pass spares the token pass. Sixteen bytes at a time: a table
+/// gives each byte's bits (lowercase, uppercase, strong symbol, punctuation), gathered into four
+/// 16-bit masks side by side in one word, and the three shapes are found with shifts and ands
+/// on the masks (with the previous chunk's last two bytes in front). The byte-by-byte checks
+/// are kept in the tests as the reference.
 fn any_rare(b: &[u8]) -> bool {
-    let mut s = 0usize;
-    let mut chunks = b.chunks_exact(8);
+    // The previous chunk's last two bytes, in the low two bits of each field.
+    let mut prev = 0u64;
+    let mut chunks = b.chunks_exact(16);
     for ch in &mut chunks {
-        for &c in ch {
-            s = usize::from(RARE[s * 256 + usize::from(c)]);
+        let mut acc = 0u64;
+        for (j, &c) in ch.iter().enumerate() {
+            acc |= RARE_BITS[usize::from(c)] << j;
         }
-        if s == RARE_FOUND {
+        if rare_in(acc, prev) {
             return true;
         }
+        prev = (acc >> 14) & LOW2;
     }
-    for &c in chunks.remainder() {
-        s = usize::from(RARE[s * 256 + usize::from(c)]);
+    let mut acc = 0u64;
+    let rest = chunks.remainder();
+    for (j, &c) in rest.iter().enumerate() {
+        acc |= RARE_BITS[usize::from(c)] << j;
     }
-    s == RARE_FOUND
+    rare_in(acc, prev)
 }
 
-/// Byte classes of the rare-shape walk.
-const C_LOWER: usize = 0;
-const C_UPPER: usize = 1;
-const C_STRONG: usize = 2;
-const C_PUNCT: usize = 3;
-const C_OTHER: usize = 4;
+/// Bits 0 and 1 of each 16-bit field.
+const LOW2: u64 = 0x0003_0003_0003_0003;
 
-const fn rare_class(c: u8) -> usize {
-    if c.is_ascii_lowercase() {
-        C_LOWER
-    } else if c.is_ascii_uppercase() {
-        C_UPPER
-    } else if IS_STRONG[c as usize] {
-        C_STRONG
-    } else if PUNCT_INDEX[c as usize] != 0 {
-        C_PUNCT
-    } else {
-        C_OTHER
-    }
-}
-
-/// States of the walk: `lower + 3 * punct + 9 * prev + 27 * prev2_letter`, where `lower` and
-/// `punct` are the current runs of lowercase letters and of punctuation (capped at 2, all the
-/// checks need), `prev` is what the previous byte was (0 a letter, 1 a strong symbol, 2 anything
-/// else) and `prev2_letter` whether the byte before it was a letter; then the absorbing state
-/// "found". The start state (0 with `prev` = 2) reads as after two spaces, as the checks start.
-const RARE_FOUND: usize = 54;
-const RARE_START: usize = 9 * 2;
-
-/// The walk's transitions, `RARE[state * 256 + byte]` (the start state is renumbered 0).
-static RARE: [u8; 55 * 256] = {
-    // State numbers: swap 0 and RARE_START so the walk starts at 0.
-    const fn number(s: usize) -> usize {
-        if s == 0 {
-            RARE_START
-        } else if s == RARE_START {
-            0
-        } else {
-            s
+/// Per byte: bit 0 lowercase, bit 16 uppercase, bit 32 strong symbol, bit 48 punctuation (each
+/// field of a chunk's word is one class's mask, bit `j` for byte `j`).
+static RARE_BITS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        let mut v = 0u64;
+        if b.is_ascii_lowercase() {
+            v |= 1;
         }
-    }
-    let mut t = [0u8; 55 * 256];
-    let mut s = 0;
-    while s < 55 {
-        let mut c = 0;
-        while c < 256 {
-            let next = if s == RARE_FOUND {
-                RARE_FOUND
-            } else {
-                let (lower, punct, prev, prev2_letter) = (s % 3, s / 3 % 3, s / 9 % 3, s / 27 == 1);
-                let k = rare_class(c as u8);
-                let letter = k == C_LOWER || k == C_UPPER;
-                let is_punct = k == C_STRONG || k == C_PUNCT;
-                if (is_punct && punct >= 2)
-                    || (k == C_UPPER && lower >= 2)
-                    || (letter && prev == 1 && prev2_letter)
-                {
-                    RARE_FOUND
-                } else {
-                    let lower2 = if k == C_LOWER {
-                        if lower < 2 { lower + 1 } else { 2 }
-                    } else {
-                        0
-                    };
-                    let punct2 = if is_punct {
-                        if punct < 2 { punct + 1 } else { 2 }
-                    } else {
-                        0
-                    };
-                    let prev_next = if letter {
-                        0
-                    } else if k == C_STRONG {
-                        1
-                    } else {
-                        2
-                    };
-                    let p2 = if prev == 0 { 1 } else { 0 };
-                    lower2 + 3 * punct2 + 9 * prev_next + 27 * p2
-                }
-            };
-            t[number(s) * 256 + c] = number(next) as u8;
-            c += 1;
+        if b.is_ascii_uppercase() {
+            v |= 1 << 16;
         }
-        s += 1;
+        if IS_STRONG[c] {
+            v |= 1 << 32;
+        }
+        if PUNCT_INDEX[c] != 0 {
+            v |= 1 << 48;
+        }
+        t[c] = v;
+        c += 1;
     }
     t
 };
+
+/// Whether the chunk whose class masks are `acc`, after the two bytes whose masks are `prev`,
+/// holds a rare shape ending in it.
+fn rare_in(acc: u64, prev: u64) -> bool {
+    // Each field widened to 18 bits: bits 0-1 the previous two bytes, then the chunk's.
+    let field = |x: u64, f: u32| (((x >> (16 * f)) & 0xFFFF) << 2) | ((prev >> (16 * f)) & 3);
+    let (lower, upper, strong, punct) =
+        (field(acc, 0), field(acc, 1), field(acc, 2), field(acc, 3));
+    let letter = lower | upper;
+    // Bit k: byte k, with bytes k-1 and k-2 before it (bits below 2 are the previous chunk's and
+    // end nothing new: the shifts by 2 leave them clear).
+    let cluster = punct & (punct << 1) & (punct << 2);
+    let camel = upper & (lower << 1) & (lower << 2);
+    let inner = letter & (strong << 1) & (letter << 2);
+    (cluster | camel | inner) != 0
+}
 
 /// Whether `text` holds a run of token soup (see the module comment).
 pub fn token_soup(text: &str) -> bool {
@@ -477,6 +442,25 @@ mod tests {
             assert_eq!(any_rare(t.as_bytes()), want, "{t:?}");
         }
         assert!(yes > 1000 && yes < 19_000, "{yes}");
+        // Long texts of mostly plain words, so shapes fall across the 16-byte chunks.
+        for _ in 0..5_000 {
+            let mut t = String::new();
+            while t.len() < 80 {
+                if next() % 8 == 0 {
+                    t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+                } else {
+                    t.push_str(["the ", "plain ", "x ", "words "][(next() % 4) as usize]);
+                }
+            }
+            assert_eq!(
+                any_rare(t.as_bytes()),
+                any_rare_reference(t.as_bytes()),
+                "{t:?}"
+            );
+            let cut = (next() % 80) as usize;
+            let u = &t.as_bytes()[..cut];
+            assert_eq!(any_rare(u), any_rare_reference(u), "{t:?} {cut}");
+        }
         for b in 0..=255u8 {
             for a in 0..=255u8 {
                 let t = [b'a', a, b];
