@@ -15,6 +15,7 @@ use aho_corasick::dfa::DFA;
 
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::Regex;
+use regex_automata::{Input, meta};
 use serde::Deserialize;
 
 use std::sync::OnceLock;
@@ -105,7 +106,8 @@ pub struct Rule {
     /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
     /// of its own keywords as wide as its reach (how far, in characters, a match can reach from
     /// its keyword).
-    windowed: Vec<(Regex, usize)>,
+    /// Compiled without the regex engine's literal prefilter (see [`build_windowed`]).
+    windowed: Vec<(meta::Regex, usize)>,
     pub must_match: Vec<String>,
     pub not_match: Vec<String>,
 }
@@ -155,6 +157,31 @@ fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
         .case_insensitive(true)
         .size_limit(4 << 20)
         .build()
+}
+
+/// [`build_regex`]'s regex for windowed search: the same syntax and match semantics (leftmost
+/// first, case-insensitive, Unicode, matches on character boundaries), built by the engine the
+/// `regex` crate wraps, but without its literal prefilter. A window is at most a few KB, and the
+/// prefilter's literals are often common words ("is", "do", "never" in
+/// `jailbreak.amoral_persona`): on prose it stopped every few bytes and restarted the lazy DFA,
+/// about 200 instructions per window byte, where the DFA alone reads a byte in a few.
+fn build_windowed(pattern: &str) -> Result<meta::Regex, Box<regex_automata::meta::BuildError>> {
+    meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .nfa_size_limit(Some(4 << 20))
+                .hybrid_cache_capacity(2 << 20)
+                .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                .utf8_empty(true)
+                .auto_prefilter(false),
+        )
+        .syntax(
+            regex_automata::util::syntax::Config::new()
+                .case_insensitive(true)
+                .utf8(true),
+        )
+        .build(pattern)
+        .map_err(Box::new)
 }
 
 /// A rule match inside one text.
@@ -211,9 +238,12 @@ impl RuleSet {
                 let anchored = part(&plan.anchored, true)?;
                 let mut windowed = Vec::new();
                 for (branches, _) in plan.windowed.iter().take(GROUPS) {
-                    if let Some(re) = part(branches, false)? {
-                        windowed.push((re, reach(&branches.join("|"))));
+                    if branches.is_empty() {
+                        continue;
                     }
+                    let joined = branches.join("|");
+                    let re = build_windowed(&joined).map_err(|e| bad(e.to_string()))?;
+                    windowed.push((re, reach(&joined)));
                 }
                 let idx = u16::try_from(rules.len()).map_err(|_| bad("too many rules".into()))?;
                 for (i, k) in lower.into_iter().enumerate() {
@@ -384,7 +414,7 @@ impl RuleSet {
         let hay = &text[..e];
         let mut at = s;
         while *found < MAX_PER_RULE && at <= e {
-            let Some(m) = re.find_at(hay, at) else {
+            let Some(m) = re.search(&Input::new(hay).range(at..)) else {
                 break;
             };
             out.push(Hit {

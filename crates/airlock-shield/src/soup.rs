@@ -242,33 +242,76 @@ impl Window {
 
 /// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
 /// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
-/// most prose none, so this short pass spares the token pass.
+/// most prose none, so this short pass spares the token pass. Sixteen bytes at a time: a table
+/// gives each byte's bits (lowercase, uppercase, strong symbol, punctuation), gathered into four
+/// 16-bit masks side by side in one word, and the three shapes are found with shifts and ands
+/// on the masks (with the previous chunk's last two bytes in front). The byte-by-byte checks
+/// are kept in the tests as the reference.
 fn any_rare(b: &[u8]) -> bool {
-    let (mut lower_run, mut punct_run) = (0u32, 0u32);
-    let (mut p2, mut p1) = (b' ', b' ');
-    for &c in b {
-        if PUNCT_INDEX[usize::from(c)] != 0 {
-            punct_run += 1;
-            if punct_run >= 3 {
-                return true;
-            }
-        } else {
-            punct_run = 0;
+    // The previous chunk's last two bytes, in the low two bits of each field.
+    let mut prev = 0u64;
+    let mut chunks = b.chunks_exact(16);
+    for ch in &mut chunks {
+        let mut acc = 0u64;
+        for (j, &c) in ch.iter().enumerate() {
+            acc |= RARE_BITS[usize::from(c)] << j;
         }
-        if c.is_ascii_uppercase() && lower_run >= 2 {
+        if rare_in(acc, prev) {
             return true;
         }
-        lower_run = if c.is_ascii_lowercase() {
-            lower_run + 1
-        } else {
-            0
-        };
-        if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
-            return true;
-        }
-        (p2, p1) = (p1, c);
+        prev = (acc >> 14) & LOW2;
     }
-    false
+    let mut acc = 0u64;
+    let rest = chunks.remainder();
+    for (j, &c) in rest.iter().enumerate() {
+        acc |= RARE_BITS[usize::from(c)] << j;
+    }
+    rare_in(acc, prev)
+}
+
+/// Bits 0 and 1 of each 16-bit field.
+const LOW2: u64 = 0x0003_0003_0003_0003;
+
+/// Per byte: bit 0 lowercase, bit 16 uppercase, bit 32 strong symbol, bit 48 punctuation (each
+/// field of a chunk's word is one class's mask, bit `j` for byte `j`).
+static RARE_BITS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        let mut v = 0u64;
+        if b.is_ascii_lowercase() {
+            v |= 1;
+        }
+        if b.is_ascii_uppercase() {
+            v |= 1 << 16;
+        }
+        if IS_STRONG[c] {
+            v |= 1 << 32;
+        }
+        if PUNCT_INDEX[c] != 0 {
+            v |= 1 << 48;
+        }
+        t[c] = v;
+        c += 1;
+    }
+    t
+};
+
+/// Whether the chunk whose class masks are `acc`, after the two bytes whose masks are `prev`,
+/// holds a rare shape ending in it.
+fn rare_in(acc: u64, prev: u64) -> bool {
+    // Each field widened to 18 bits: bits 0-1 the previous two bytes, then the chunk's.
+    let field = |x: u64, f: u32| (((x >> (16 * f)) & 0xFFFF) << 2) | ((prev >> (16 * f)) & 3);
+    let (lower, upper, strong, punct) =
+        (field(acc, 0), field(acc, 1), field(acc, 2), field(acc, 3));
+    let letter = lower | upper;
+    // Bit k: byte k, with bytes k-1 and k-2 before it (bits below 2 are the previous chunk's and
+    // end nothing new: the shifts by 2 leave them clear).
+    let cluster = punct & (punct << 1) & (punct << 2);
+    let camel = upper & (lower << 1) & (lower << 2);
+    let inner = letter & (strong << 1) & (letter << 2);
+    (cluster | camel | inner) != 0
 }
 
 /// Whether `text` holds a run of token soup (see the module comment).
@@ -341,6 +384,92 @@ fn soup_line(text: &str, toks: &[Tok]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-by-byte checks [`any_rare`]'s table walks.
+    /// Whether `b` holds one of the rare shapes anywhere (a lowercase pair then a capital, a strong
+    /// symbol between letters, three punctuation bytes in a row): every soup window holds one, and
+    /// most prose none, so this short pass spares the token pass.
+    fn any_rare_reference(b: &[u8]) -> bool {
+        let (mut lower_run, mut punct_run) = (0u32, 0u32);
+        let (mut p2, mut p1) = (b' ', b' ');
+        for &c in b {
+            if PUNCT_INDEX[usize::from(c)] != 0 {
+                punct_run += 1;
+                if punct_run >= 3 {
+                    return true;
+                }
+            } else {
+                punct_run = 0;
+            }
+            if c.is_ascii_uppercase() && lower_run >= 2 {
+                return true;
+            }
+            lower_run = if c.is_ascii_lowercase() {
+                lower_run + 1
+            } else {
+                0
+            };
+            if c.is_ascii_alphabetic() && IS_STRONG[usize::from(p1)] && p2.is_ascii_alphabetic() {
+                return true;
+            }
+            (p2, p1) = (p1, c);
+        }
+        false
+    }
+
+    #[test]
+    fn rare_walk_answers_as_the_checks() {
+        let pieces: &[&str] = &[
+            "a", "b", "Z", "Q", "x", " ", "\n", "[", "]", "(", "_", "\"", "'", ".", ",", "-", "!",
+            "?", "é", "3", "word", "Word", "aB", "abC", "a]b", ")(", "...", "\\", "\t", "ab.C",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut yes = 0;
+        for _ in 0..20_000 {
+            let n = (next() % 12) as usize;
+            let mut t = String::new();
+            for _ in 0..n {
+                t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let want = any_rare_reference(t.as_bytes());
+            yes += usize::from(want);
+            assert_eq!(any_rare(t.as_bytes()), want, "{t:?}");
+        }
+        assert!(yes > 1000 && yes < 19_000, "{yes}");
+        // Long texts of mostly plain words, so shapes fall across the 16-byte chunks.
+        for _ in 0..5_000 {
+            let mut t = String::new();
+            while t.len() < 80 {
+                if next() % 8 == 0 {
+                    t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+                } else {
+                    t.push_str(["the ", "plain ", "x ", "words "][(next() % 4) as usize]);
+                }
+            }
+            assert_eq!(
+                any_rare(t.as_bytes()),
+                any_rare_reference(t.as_bytes()),
+                "{t:?}"
+            );
+            let cut = (next() % 80) as usize;
+            let u = &t.as_bytes()[..cut];
+            assert_eq!(any_rare(u), any_rare_reference(u), "{t:?} {cut}");
+        }
+        for b in 0..=255u8 {
+            for a in 0..=255u8 {
+                let t = [b'a', a, b];
+                assert_eq!(any_rare(&t), any_rare_reference(&t), "{t:?}");
+                let t = [a, b, b'x', b'Y'];
+                assert_eq!(any_rare(&t), any_rare_reference(&t), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn adversarial_suffixes_are_soup() {
