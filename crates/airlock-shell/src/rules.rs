@@ -124,9 +124,72 @@ pub struct Rule {
     compiled: OnceLock<Compiled>,
     /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
     compiled_ascii: OnceLock<Option<AsciiCompiled>>,
-    pub keywords: Vec<Cow<'static, str>>,
-    pub examples: Vec<Cow<'static, str>>,
-    pub counter_examples: Vec<Cow<'static, str>>,
+    pub keywords: Strings,
+    pub examples: Strings,
+    pub counter_examples: Strings,
+}
+
+/// A rule's list of strings (keywords, examples): read from a pack file, or borrowed from the
+/// built-in table without copying (a hook process never looks at a rule's examples, and
+/// making 233 rules' lists was most of `RuleSet::builtin`).
+#[derive(Debug, Clone)]
+pub enum Strings {
+    Owned(Vec<String>),
+    Builtin(Spans),
+}
+
+impl Strings {
+    pub fn iter(&self) -> StringsIter<'_> {
+        match self {
+            Strings::Owned(v) => StringsIter::Owned(v.iter()),
+            Strings::Builtin(l) => StringsIter::Builtin(l.spans().iter()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Strings::Owned(v) => v.len(),
+            Strings::Builtin(l) => l.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The same strings, whichever way they are stored.
+impl PartialEq for Strings {
+    fn eq(&self, other: &Strings) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl<'a> IntoIterator for &'a Strings {
+    type Item = &'a str;
+    type IntoIter = StringsIter<'a>;
+
+    fn into_iter(self) -> StringsIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over [`Strings`].
+#[derive(Debug, Clone)]
+pub enum StringsIter<'a> {
+    Owned(std::slice::Iter<'a, String>),
+    Builtin(std::slice::Iter<'static, Span>),
+}
+
+impl<'a> Iterator for StringsIter<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            StringsIter::Owned(i) => i.next().map(String::as_str),
+            StringsIter::Builtin(i) => i.next().map(|s| s.text()),
+        }
+    }
 }
 
 /// A built-in rule as `build.rs` pre-parsed it from the packs.
@@ -275,7 +338,7 @@ pub static BUILTIN_TABLE: &[StaticRule] = include!(concat!(env!("OUT_DIR"), "/ta
 struct Draft {
     id: String,
     on: Target,
-    keywords: Vec<Cow<'static, str>>,
+    keywords: Strings,
     pattern: Cow<'static, str>,
     literals: Option<(bool, Spans)>,
     ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
@@ -285,8 +348,8 @@ struct Draft {
     severity: Severity,
     message: Cow<'static, str>,
     remediation: Cow<'static, str>,
-    examples: Vec<Cow<'static, str>>,
-    counter_examples: Vec<Cow<'static, str>>,
+    examples: Strings,
+    counter_examples: Strings,
 }
 
 /// A rule's compiled regexes; `None` when a pattern failed to compile (over the size limit).
@@ -747,11 +810,12 @@ impl RuleSet {
                 drafts.push(Draft {
                     id: format!("{}.{}", pack.pack, spec.id),
                     on: spec.on,
-                    keywords: spec
-                        .keywords
-                        .iter()
-                        .map(|k| Cow::Owned(k.to_ascii_lowercase()))
-                        .collect(),
+                    keywords: Strings::Owned(
+                        spec.keywords
+                            .iter()
+                            .map(|k| k.to_ascii_lowercase())
+                            .collect(),
+                    ),
                     pattern: Cow::Owned(spec.pattern),
                     literals: None,
                     ascii_code: (None, None),
@@ -761,8 +825,8 @@ impl RuleSet {
                     severity: spec.severity,
                     message: Cow::Owned(spec.message),
                     remediation: Cow::Owned(spec.remediation),
-                    examples: spec.examples.into_iter().map(Cow::Owned).collect(),
-                    counter_examples: spec.counter_examples.into_iter().map(Cow::Owned).collect(),
+                    examples: Strings::Owned(spec.examples),
+                    counter_examples: Strings::Owned(spec.counter_examples),
                 });
             }
         }
@@ -778,7 +842,7 @@ impl RuleSet {
             .map(|r| Draft {
                 id: r.full_id().to_string(),
                 on: r.on,
-                keywords: r.keywords().map(Cow::Borrowed).collect(),
+                keywords: Strings::Builtin(r.keywords),
                 pattern: Cow::Borrowed(r.pattern()),
                 literals: r.literals,
                 ascii_code: (r.ascii(), r.unless_ascii()),
@@ -788,8 +852,8 @@ impl RuleSet {
                 severity: r.severity,
                 message: Cow::Borrowed(r.message()),
                 remediation: Cow::Borrowed(r.remediation()),
-                examples: r.examples().map(Cow::Borrowed).collect(),
-                counter_examples: r.counter_examples().map(Cow::Borrowed).collect(),
+                examples: Strings::Builtin(r.examples),
+                counter_examples: Strings::Builtin(r.counter_examples),
             })
             .collect();
         Self::load(drafts, Some(&BUILTIN_KEYWORDS))
@@ -862,7 +926,7 @@ impl RuleSet {
                     KeywordIndex::new(
                         members
                             .iter()
-                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
+                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k, i))),
                     )
                 })
                 .collect(),
@@ -1238,7 +1302,7 @@ mod tests {
             for on in Target::ALL {
                 let kws: Vec<(&str, usize)> = set.kinds[on.index()]
                     .iter()
-                    .flat_map(|&i| set.rules[i].keywords.iter().map(move |k| (k.as_ref(), i)))
+                    .flat_map(|&i| set.rules[i].keywords.iter().map(move |k| (k, i)))
                     .collect();
                 prop_assert_eq!(indexed(&set.keywords[on.index()], &text), naive(&kws, &text));
             }
