@@ -31,6 +31,7 @@ fn main() {
     files.sort();
     let mut texts = String::from("[\n");
     let mut table = String::from("&[\n");
+    let mut pool = Pool::default();
     let mut index = Vec::new();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
@@ -44,7 +45,7 @@ fn main() {
             f.display().to_string()
         );
         let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
-        emit_pack(&name, &text, &mut table, &mut index);
+        emit_pack(&name, &text, &mut table, &mut pool, &mut index);
     }
     texts.push(']');
     table.push(']');
@@ -56,9 +57,17 @@ fn main() {
     }
     let keywords = keyword_indexes(&index);
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    let mut spans = String::from("&[");
+    for (a, b) in &pool.spans {
+        let _ = write!(spans, "Span({a}, {b}), ");
+    }
+    spans.push(']');
     for (file, body) in [
         ("packs.rs", texts),
         ("table.rs", table),
+        ("text.rs", format!("{:?}", pool.text)),
+        ("bytes.rs", byte_string(&pool.bytes)),
+        ("spans.rs", spans),
         ("keywords.rs", keywords),
     ] {
         if let Err(e) = fs::write(out.join(file), body) {
@@ -67,13 +76,82 @@ fn main() {
     }
 }
 
-/// Writes the pack's rules into `out` and pushes `(full id, target index, keywords)` for each
-/// onto `index`. Checks what `RuleSet::load` checks for packs read at run time, so the built-in
-/// table loads without checking again.
+/// The table's strings and byte strings, each stored once in one text or one byte string; the
+/// table holds offsets into them (`Span`, `Spans` in `src/rules.rs`), not pointers, so loading
+/// the binary relocates nothing in it (with `&'static str` fields, the table and its slices
+/// were about 9,300 relocations and 160 KB that every process start wrote to).
+#[derive(Default)]
+struct Pool {
+    text: String,
+    bytes: Vec<u8>,
+    /// `(start, end)` of each list entry, in `text` or `bytes`.
+    spans: Vec<(usize, usize)>,
+    seen_text: std::collections::HashMap<String, (usize, usize)>,
+    seen_bytes: std::collections::HashMap<Vec<u8>, (usize, usize)>,
+}
+
+impl Pool {
+    fn text_at(&mut self, s: &str) -> (usize, usize) {
+        if let Some(&at) = self.seen_text.get(s) {
+            return at;
+        }
+        let at = (self.text.len(), self.text.len() + s.len());
+        self.text.push_str(s);
+        self.seen_text.insert(s.to_string(), at);
+        at
+    }
+
+    fn bytes_at(&mut self, b: &[u8]) -> (usize, usize) {
+        if let Some(&at) = self.seen_bytes.get(b) {
+            return at;
+        }
+        let at = (self.bytes.len(), self.bytes.len() + b.len());
+        self.bytes.extend_from_slice(b);
+        self.seen_bytes.insert(b.to_vec(), at);
+        at
+    }
+
+    /// `Span(start, end)` of `s` in the text.
+    fn str(&mut self, s: &str) -> String {
+        let (a, b) = self.text_at(s);
+        format!("Span({a}, {b})")
+    }
+
+    /// `Span(start, end)` of `b` in the byte string.
+    fn bin(&mut self, b: &[u8]) -> String {
+        let (a, b) = self.bytes_at(b);
+        format!("Span({a}, {b})")
+    }
+
+    /// `Spans(first, end)`: the list's entries in `spans`, each a span of the text.
+    fn strs(&mut self, list: &[String]) -> String {
+        let first = self.spans.len();
+        for s in list {
+            let at = self.text_at(s);
+            self.spans.push(at);
+        }
+        format!("Spans({first}, {})", self.spans.len())
+    }
+
+    /// `Spans(first, end)`: the list's entries in `spans`, each a span of the byte string.
+    fn bins(&mut self, list: &[Vec<u8>]) -> String {
+        let first = self.spans.len();
+        for b in list {
+            let at = self.bytes_at(b);
+            self.spans.push(at);
+        }
+        format!("Spans({first}, {})", self.spans.len())
+    }
+}
+
+/// Writes the pack's rules into `out` (their strings into `pool`) and pushes `(full id, target
+/// index, keywords)` for each onto `index`. Checks what `RuleSet::load` checks for packs read
+/// at run time, so the built-in table loads without checking again.
 fn emit_pack(
     name: &str,
     text: &str,
     out: &mut String,
+    pool: &mut Pool,
     index: &mut Vec<(String, usize, Vec<String>)>,
 ) {
     let doc: toml::Table = text
@@ -137,33 +215,34 @@ fn emit_pack(
         index.push((full_id.clone(), on_index, keywords.clone()));
         let pattern = str_field(r, "pattern", &at);
         let literals = match prefix_literals(&pattern) {
-            Some((anchored, lits)) => {
-                let lits: Vec<String> = lits.iter().map(|l| format!("&{l:?}")).collect();
-                format!("Some(({anchored}, &[{}]))", lits.join(", "))
-            }
+            Some((anchored, lits)) => format!("Some(({anchored}, {}))", pool.bins(&lits)),
             None => "None".to_string(),
         };
         let unless_text = r.get("unless").and_then(|v| v.as_str());
         let unless = match unless_text {
-            Some(u) => format!("Some({u:?})"),
+            Some(u) => format!("Some({})", pool.str(u)),
             None => "None".to_string(),
         };
         let ascii = match ascii_program(&pattern) {
-            Some(code) => format!("Some({})", byte_string(&code)),
+            Some(code) => format!("Some({})", pool.bin(&code)),
             None => "None".to_string(),
         };
         let unless_ascii = match unless_text.and_then(ascii_program) {
-            Some(code) => format!("Some({})", byte_string(&code)),
+            Some(code) => format!("Some({})", pool.bin(&code)),
             None => "None".to_string(),
         };
         let _ = writeln!(
             out,
-            "    StaticRule {{ pack: {pack:?}, id: {id:?}, full_id: {full_id:?}, on: Target::{on}, keywords: &{:?}, pattern: {pattern:?}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {:?}, remediation: {:?}, examples: &{:?}, counter_examples: &{:?} }},",
-            keywords,
-            str_field(r, "message", &at),
-            r.get("remediation").and_then(|v| v.as_str()).unwrap_or(""),
-            strs(r, "match", &at),
-            strs(r, "not_match", &at),
+            "    StaticRule {{ pack: {}, id: {}, full_id: {}, on: Target::{on}, keywords: {}, pattern: {}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {}, remediation: {}, examples: {}, counter_examples: {} }},",
+            pool.str(&pack),
+            pool.str(&id),
+            pool.str(&full_id),
+            pool.strs(&keywords),
+            pool.str(&pattern),
+            pool.str(&str_field(r, "message", &at)),
+            pool.str(r.get("remediation").and_then(|v| v.as_str()).unwrap_or("")),
+            pool.strs(&strs(r, "match", &at)),
+            pool.strs(&strs(r, "not_match", &at)),
         );
     }
 }

@@ -160,11 +160,14 @@ mod tests {
     fn every_builtin_program_rebuilds_the_parsed_tree() {
         let mut n = 0;
         for r in BUILTIN_TABLE {
-            for (p, code) in [(Some(r.pattern), r.ascii), (r.unless, r.unless_ascii)] {
+            for (p, code) in [
+                (Some(r.pattern()), r.ascii()),
+                (r.unless(), r.unless_ascii()),
+            ] {
                 let (Some(p), Some(code)) = (p, code) else {
                     continue;
                 };
-                assert_eq!(decode(code), Some(parsed(p)), "{}: {p}", r.full_id);
+                assert_eq!(decode(code), Some(parsed(p)), "{}: {p}", r.full_id());
                 n += 1;
             }
         }

@@ -26,10 +26,14 @@
 
 use airlock_core::{Decision, Severity, Tier};
 use regex::{Regex, RegexBuilder};
+#[cfg(test)]
 use regex_automata::meta;
+use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm, pikevm::PikeVM};
+use regex_automata::{Input, hybrid};
+use regex_syntax::hir::Hir;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What text a rule looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
@@ -114,55 +118,230 @@ pub struct Rule {
     pub pattern: Cow<'static, str>,
     pub unless: Option<Cow<'static, str>>,
     /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
-    literals: Option<(bool, &'static [&'static [u8]])>,
+    literals: Option<(bool, Spans)>,
     /// Built-in rules: the ASCII forms of `pattern` and `unless` (see [`StaticRule::ascii`]).
     ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     compiled: OnceLock<Compiled>,
     /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
-    compiled_ascii: OnceLock<Option<AsciiCompiled>>,
-    pub keywords: Vec<Cow<'static, str>>,
-    pub examples: Vec<Cow<'static, str>>,
-    pub counter_examples: Vec<Cow<'static, str>>,
+    /// Boxed: the matchers' caches are large, and every rule carries this from load.
+    compiled_ascii: OnceLock<Option<Box<AsciiCompiled>>>,
+    pub keywords: Strings,
+    pub examples: Strings,
+    pub counter_examples: Strings,
+}
+
+/// A rule's list of strings (keywords, examples): read from a pack file, or borrowed from the
+/// built-in table without copying (a hook process never looks at a rule's examples, and
+/// making 233 rules' lists was most of `RuleSet::builtin`).
+#[derive(Debug, Clone)]
+pub enum Strings {
+    Owned(Vec<String>),
+    Builtin(Spans),
+}
+
+impl Strings {
+    pub fn iter(&self) -> StringsIter<'_> {
+        match self {
+            Strings::Owned(v) => StringsIter::Owned(v.iter()),
+            Strings::Builtin(l) => StringsIter::Builtin(l.spans().iter()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Strings::Owned(v) => v.len(),
+            Strings::Builtin(l) => l.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The same strings, whichever way they are stored.
+impl PartialEq for Strings {
+    fn eq(&self, other: &Strings) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl<'a> IntoIterator for &'a Strings {
+    type Item = &'a str;
+    type IntoIter = StringsIter<'a>;
+
+    fn into_iter(self) -> StringsIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over [`Strings`].
+#[derive(Debug, Clone)]
+pub enum StringsIter<'a> {
+    Owned(std::slice::Iter<'a, String>),
+    Builtin(std::slice::Iter<'static, Span>),
+}
+
+impl<'a> Iterator for StringsIter<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            StringsIter::Owned(i) => i.next().map(String::as_str),
+            StringsIter::Builtin(i) => i.next().map(|s| s.text()),
+        }
+    }
 }
 
 /// A built-in rule as `build.rs` pre-parsed it from the packs.
+///
+/// Its strings are offsets into one text ([`Span`], [`Spans`]), not `&'static str`: the
+/// dynamic loader must write the address of every pointer in a table at each process start
+/// (a relocation), which for this table and its slices was about 9,300 pointers on 40 pages,
+/// paid by every hook run whatever it checks.
 #[derive(Debug)]
 pub struct StaticRule {
-    pub pack: &'static str,
-    pub id: &'static str,
-    /// `pack.id`.
-    pub full_id: &'static str,
+    pack: Span,
+    id: Span,
+    full_id: Span,
     pub on: Target,
-    pub keywords: &'static [&'static str],
-    pub pattern: &'static str,
-    /// The literals every match begins with, and whether matches start at the text's start
-    /// (worked out by `build.rs` from the pattern; `None` when there is no finite set).
-    pub literals: Option<(bool, &'static [&'static [u8]])>,
-    pub unless: Option<&'static str>,
-    /// The pattern's ASCII form (Unicode off), pre-parsed by `build.rs` as a program for
-    /// [`crate::prebuilt::decode`]; `None` when it has none.
-    pub ascii: Option<&'static [u8]>,
-    /// The same for `unless`.
-    pub unless_ascii: Option<&'static [u8]>,
+    keywords: Spans,
+    pattern: Span,
+    literals: Option<(bool, Spans)>,
+    unless: Option<Span>,
+    ascii: Option<Span>,
+    unless_ascii: Option<Span>,
     pub decision: Decision,
     pub tier: i64,
     pub severity: Severity,
-    pub message: &'static str,
-    pub remediation: &'static str,
-    pub examples: &'static [&'static str],
-    pub counter_examples: &'static [&'static str],
+    message: Span,
+    remediation: Span,
+    examples: Spans,
+    counter_examples: Spans,
 }
 
-/// The built-in packs, pre-parsed.
-pub const BUILTIN_TABLE: &[StaticRule] = include!(concat!(env!("OUT_DIR"), "/table.rs"));
+/// Where a built-in string is: bytes `start..end` of [`BUILTIN_TEXT`] (or of [`BUILTIN_BYTES`]
+/// for byte strings). `build.rs` writes only spans that lie on character boundaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span(u32, u32);
+
+/// A built-in list: entries `first..end` of [`BUILTIN_SPANS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spans(u32, u32);
+
+/// Every string of [`BUILTIN_TABLE`], each stored once.
+static BUILTIN_TEXT: &str = include!(concat!(env!("OUT_DIR"), "/text.rs"));
+/// Every byte string of [`BUILTIN_TABLE`] (ASCII-form programs, prefix literals).
+static BUILTIN_BYTES: &[u8] = include!(concat!(env!("OUT_DIR"), "/bytes.rs"));
+/// The entries of every list in [`BUILTIN_TABLE`].
+static BUILTIN_SPANS: &[Span] = include!(concat!(env!("OUT_DIR"), "/spans.rs"));
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.0 as usize..self.1 as usize
+    }
+
+    /// The string (empty for a span `build.rs` did not write, which a test rules out).
+    fn text(self) -> &'static str {
+        BUILTIN_TEXT.get(self.range()).unwrap_or_default()
+    }
+
+    fn bytes(self) -> &'static [u8] {
+        BUILTIN_BYTES.get(self.range()).unwrap_or_default()
+    }
+}
+
+impl Spans {
+    fn spans(self) -> &'static [Span] {
+        BUILTIN_SPANS
+            .get(self.0 as usize..self.1 as usize)
+            .unwrap_or_default()
+    }
+
+    fn len(self) -> usize {
+        self.spans().len()
+    }
+
+    fn texts(self) -> impl ExactSizeIterator<Item = &'static str> + Clone {
+        self.spans().iter().map(|s| s.text())
+    }
+
+    fn byte_strings(self) -> impl ExactSizeIterator<Item = &'static [u8]> + Clone {
+        self.spans().iter().map(|s| s.bytes())
+    }
+}
+
+impl StaticRule {
+    pub fn pack(&self) -> &'static str {
+        self.pack.text()
+    }
+
+    pub fn id(&self) -> &'static str {
+        self.id.text()
+    }
+
+    /// `pack.id`.
+    pub fn full_id(&self) -> &'static str {
+        self.full_id.text()
+    }
+
+    pub fn keywords(&self) -> impl ExactSizeIterator<Item = &'static str> + Clone {
+        self.keywords.texts()
+    }
+
+    pub fn pattern(&self) -> &'static str {
+        self.pattern.text()
+    }
+
+    /// The literals every match begins with, and whether matches start at the text's start
+    /// (worked out by `build.rs` from the pattern; `None` when there is no finite set).
+    pub fn literals(&self) -> Option<(bool, impl ExactSizeIterator<Item = &'static [u8]>)> {
+        self.literals
+            .map(|(anchored, l)| (anchored, l.byte_strings()))
+    }
+
+    pub fn unless(&self) -> Option<&'static str> {
+        self.unless.map(Span::text)
+    }
+
+    /// The pattern's ASCII form (Unicode off), pre-parsed by `build.rs` as a program for
+    /// [`crate::prebuilt::decode`]; `None` when it has none.
+    pub fn ascii(&self) -> Option<&'static [u8]> {
+        self.ascii.map(Span::bytes)
+    }
+
+    /// The same for `unless`.
+    pub fn unless_ascii(&self) -> Option<&'static [u8]> {
+        self.unless_ascii.map(Span::bytes)
+    }
+
+    pub fn message(&self) -> &'static str {
+        self.message.text()
+    }
+
+    pub fn remediation(&self) -> &'static str {
+        self.remediation.text()
+    }
+
+    pub fn examples(&self) -> impl ExactSizeIterator<Item = &'static str> + Clone {
+        self.examples.texts()
+    }
+
+    pub fn counter_examples(&self) -> impl ExactSizeIterator<Item = &'static str> + Clone {
+        self.counter_examples.texts()
+    }
+}
+
+/// The built-in packs, pre-parsed. The table holds no pointers (see [`StaticRule`]).
+pub static BUILTIN_TABLE: &[StaticRule] = include!(concat!(env!("OUT_DIR"), "/table.rs"));
 
 /// A rule before validation, from either source.
 struct Draft {
     id: String,
     on: Target,
-    keywords: Vec<Cow<'static, str>>,
+    keywords: Strings,
     pattern: Cow<'static, str>,
-    literals: Option<(bool, &'static [&'static [u8]])>,
+    literals: Option<(bool, Spans)>,
     ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
     unless: Option<Cow<'static, str>>,
     decision: Decision,
@@ -170,8 +349,8 @@ struct Draft {
     severity: Severity,
     message: Cow<'static, str>,
     remediation: Cow<'static, str>,
-    examples: Vec<Cow<'static, str>>,
-    counter_examples: Vec<Cow<'static, str>>,
+    examples: Strings,
+    counter_examples: Strings,
 }
 
 /// A rule's compiled regexes; `None` when a pattern failed to compile (over the size limit).
@@ -186,10 +365,79 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// The ASCII forms of a rule's regexes (`unless`: `None` when the rule has none).
+/// The ASCII forms of a rule's regexes. The `unless` compiles only once the pattern has matched
+/// a text: most candidate rules do not match, and some `unless` regexes are the largest of all
+/// (`fs.rm_recursive_workspace`'s list of build directories).
 struct AsciiCompiled {
-    pattern: meta::Regex,
-    unless: Option<meta::Regex>,
+    pattern: Matcher,
+    /// `None` when the rule has no `unless`; inside, `None` when its ASCII form did not compile.
+    unless: Option<OnceLock<Option<Matcher>>>,
+}
+
+/// A regex compiled for `is_match` alone: one forward Thompson NFA that records only the whole
+/// match, searched by a lazy DFA, and by the PikeVM when the lazy DFA cannot answer.
+///
+/// `meta::Regex` (what `regex` builds) also compiles a reverse NFA, every capture group, a
+/// prefilter and a one-pass DFA, all of which only serve finding *where* a match is; a rule
+/// asks only *whether* there is one, and a hook process compiles each regex for one text.
+/// Both are exact engines over the same tree with the same settings (bytes, no UTF-8 empty
+/// match rule, same size limit), so they answer `is_match` alike (a test compares them).
+struct Matcher {
+    dfa: Option<hybrid::dfa::DFA>,
+    pikevm: PikeVM,
+    /// Search scratch space, grown on first use and kept: the lazy DFA's states are built as
+    /// texts need them and serve the next text.
+    caches: Mutex<(Option<hybrid::dfa::Cache>, Option<pikevm::Cache>)>,
+}
+
+impl Matcher {
+    fn new(hir: &Hir) -> Option<Matcher> {
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .nfa_size_limit(Some(SIZE_LIMIT))
+                    .shrink(false)
+                    .which_captures(WhichCaptures::Implicit),
+            )
+            .build_from_hir(hir)
+            .ok()?;
+        // the lazy DFA refuses what it cannot search (Unicode word boundaries); the PikeVM
+        // answers alone then
+        let dfa = hybrid::dfa::DFA::builder()
+            .configure(hybrid::dfa::Config::new().cache_capacity(2 << 20))
+            .build_from_nfa(nfa.clone())
+            .ok();
+        let pikevm = PikeVM::new_from_nfa(nfa).ok()?;
+        Some(Matcher {
+            dfa,
+            pikevm,
+            caches: Mutex::new((None, None)),
+        })
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        let input = Input::new(text).earliest(true);
+        let mut caches = match self.caches.lock() {
+            Ok(c) => c,
+            // a search panicked with the caches out: start them afresh
+            Err(poisoned) => {
+                let mut c = poisoned.into_inner();
+                *c = (None, None);
+                c
+            }
+        };
+        let (dfa_cache, pike_cache) = &mut *caches;
+        if let Some(dfa) = &self.dfa {
+            let cache = dfa_cache.get_or_insert_with(|| dfa.create_cache());
+            // an error means the lazy DFA gave up on this text (it never guesses)
+            if let Ok(m) = dfa.try_search_fwd(cache, &input) {
+                return m.is_some();
+            }
+        }
+        let cache = pike_cache.get_or_insert_with(|| self.pikevm.create_cache());
+        self.pikevm.is_match(cache, input)
+    }
 }
 
 impl std::fmt::Debug for AsciiCompiled {
@@ -205,9 +453,17 @@ fn compile(p: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(p).size_limit(SIZE_LIMIT).build()
 }
 
-/// Compiles an ASCII form the way `regex::bytes::RegexBuilder` with `unicode(false)` and the
-/// same size limit would (that builder cannot start from a parsed tree).
-fn compile_ascii(p: &str, code: Option<&[u8]>) -> Option<meta::Regex> {
+/// Compiles an ASCII form for [`Rule::fires`]: the same tree `regex::bytes::RegexBuilder` with
+/// `unicode(false)` would build, matched by a [`Matcher`].
+fn compile_ascii(p: &str, code: Option<&[u8]>) -> Option<Matcher> {
+    Matcher::new(&crate::prebuilt::ascii_hir(p, code)?)
+}
+
+/// The ASCII form as `regex::bytes::RegexBuilder` with `unicode(false)` and the same size limit
+/// would compile it (that builder cannot start from a parsed tree): what [`Matcher`] replaced,
+/// kept for the test that compares the two.
+#[cfg(test)]
+fn compile_ascii_meta(p: &str, code: Option<&[u8]>) -> Option<meta::Regex> {
     let hir = crate::prebuilt::ascii_hir(p, code)?;
     meta::Regex::builder()
         .configure(
@@ -252,27 +508,41 @@ impl Rule {
             (None, Some(_)) => false,
         };
         if anchored {
-            return lits.iter().any(|l| at(0, l));
+            return lits.byte_strings().any(|l| at(0, l));
         }
         // a scan is quick on short texts and few literals; otherwise go straight to the regex
         if t.len() > 1024 || lits.len() > 8 {
             return true;
         }
-        lits.iter().any(|l| (0..t.len().max(1)).any(|i| at(i, l)))
+        lits.byte_strings()
+            .any(|l| (0..t.len().max(1)).any(|i| at(i, l)))
     }
 
-    /// The rule's ASCII forms, compiled on first use; `None` when the pattern or its `unless`
-    /// has none (or it does not compile): the Unicode regexes decide then.
+    /// The rule's ASCII forms, the pattern compiled on first use; `None` when the pattern or
+    /// its `unless` has none (or the pattern does not compile): the Unicode regexes decide then.
     fn compiled_ascii(&self) -> Option<&AsciiCompiled> {
         self.compiled_ascii
             .get_or_init(|| {
                 let pattern = compile_ascii(&self.pattern, self.ascii_code.0)?;
                 let unless = match &self.unless {
-                    Some(u) => Some(compile_ascii(u, self.ascii_code.1)?),
+                    // built-in rules carry the program when the form exists (`build.rs`)
+                    Some(u)
+                        if self.ascii_code.1.is_some()
+                            || crate::prebuilt::ascii_hir(u, None).is_some() =>
+                    {
+                        Some(OnceLock::new())
+                    }
+                    Some(_) => return None,
                     None => None,
                 };
-                Some(AsciiCompiled { pattern, unless })
+                Some(Box::new(AsciiCompiled { pattern, unless }))
             })
+            .as_deref()
+    }
+
+    /// The ASCII form of the rule's `unless`, compiled on first use.
+    fn ascii_unless<'a>(&self, cell: &'a OnceLock<Option<Matcher>>) -> Option<&'a Matcher> {
+        cell.get_or_init(|| compile_ascii(self.unless.as_deref()?, self.ascii_code.1))
             .as_ref()
     }
 
@@ -281,13 +551,25 @@ impl Rule {
     ///
     /// An ASCII text goes to the rule's ASCII forms (Unicode off), which answer the same on
     /// ASCII texts and cost a fraction to build: a hook process compiles the regexes it needs
-    /// for its one command, and the Unicode classes' UTF-8 automata were most of that.
+    /// for its one command, and the Unicode classes' UTF-8 automata were most of that. The
+    /// `unless` is compiled and tried only when the pattern matched (`a && !b` needs `b` only
+    /// then); if its ASCII form fails to compile (over the size limit: no built-in rule, a
+    /// test compiles them all), the Unicode regexes decide, as when it had none.
     pub fn fires(&self, text: &str) -> bool {
         if text.is_ascii()
             && let Some(a) = self.compiled_ascii()
         {
-            return a.pattern.is_match(text)
-                && !a.unless.as_ref().is_some_and(|u| u.is_match(text));
+            if !a.pattern.is_match(text) {
+                return false;
+            }
+            match &a.unless {
+                None => return true,
+                Some(cell) => {
+                    if let Some(u) = self.ascii_unless(cell) {
+                        return !u.is_match(text);
+                    }
+                }
+            }
         }
         self.fires_unicode(text)
     }
@@ -529,11 +811,12 @@ impl RuleSet {
                 drafts.push(Draft {
                     id: format!("{}.{}", pack.pack, spec.id),
                     on: spec.on,
-                    keywords: spec
-                        .keywords
-                        .iter()
-                        .map(|k| Cow::Owned(k.to_ascii_lowercase()))
-                        .collect(),
+                    keywords: Strings::Owned(
+                        spec.keywords
+                            .iter()
+                            .map(|k| k.to_ascii_lowercase())
+                            .collect(),
+                    ),
                     pattern: Cow::Owned(spec.pattern),
                     literals: None,
                     ascii_code: (None, None),
@@ -543,8 +826,8 @@ impl RuleSet {
                     severity: spec.severity,
                     message: Cow::Owned(spec.message),
                     remediation: Cow::Owned(spec.remediation),
-                    examples: spec.examples.into_iter().map(Cow::Owned).collect(),
-                    counter_examples: spec.counter_examples.into_iter().map(Cow::Owned).collect(),
+                    examples: Strings::Owned(spec.examples),
+                    counter_examples: Strings::Owned(spec.counter_examples),
                 });
             }
         }
@@ -558,24 +841,20 @@ impl RuleSet {
         let drafts = BUILTIN_TABLE
             .iter()
             .map(|r| Draft {
-                id: r.full_id.to_string(),
+                id: r.full_id().to_string(),
                 on: r.on,
-                keywords: r.keywords.iter().map(|k| Cow::Borrowed(*k)).collect(),
-                pattern: Cow::Borrowed(r.pattern),
+                keywords: Strings::Builtin(r.keywords),
+                pattern: Cow::Borrowed(r.pattern()),
                 literals: r.literals,
-                ascii_code: (r.ascii, r.unless_ascii),
-                unless: r.unless.map(Cow::Borrowed),
+                ascii_code: (r.ascii(), r.unless_ascii()),
+                unless: r.unless().map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
                 severity: r.severity,
-                message: Cow::Borrowed(r.message),
-                remediation: Cow::Borrowed(r.remediation),
-                examples: r.examples.iter().map(|e| Cow::Borrowed(*e)).collect(),
-                counter_examples: r
-                    .counter_examples
-                    .iter()
-                    .map(|e| Cow::Borrowed(*e))
-                    .collect(),
+                message: Cow::Borrowed(r.message()),
+                remediation: Cow::Borrowed(r.remediation()),
+                examples: Strings::Builtin(r.examples),
+                counter_examples: Strings::Builtin(r.counter_examples),
             })
             .collect();
         Self::load(drafts, Some(&BUILTIN_KEYWORDS))
@@ -648,7 +927,7 @@ impl RuleSet {
                     KeywordIndex::new(
                         members
                             .iter()
-                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k.as_ref(), i))),
+                            .flat_map(|&i| rules[i].keywords.iter().map(move |k| (k, i))),
                     )
                 })
                 .collect(),
@@ -755,16 +1034,54 @@ mod tests {
             let built = KeywordIndex::new(
                 set.kinds[on.index()]
                     .iter()
-                    .flat_map(|&i| BUILTIN_TABLE[i].keywords.iter().map(move |k| (*k, i))),
+                    .flat_map(|&i| BUILTIN_TABLE[i].keywords().map(move |k| (k, i))),
             );
             assert_eq!(BUILTIN_KEYWORDS[on.index()], built, "{on:?}");
             assert_eq!(set.keywords[on.index()], built, "{on:?}");
         }
         // and the table's rules are the set's, in order
         for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
-            assert_eq!(r.id, s.full_id);
+            assert_eq!(r.id, s.full_id());
         }
         assert_eq!(set.rules().len(), BUILTIN_TABLE.len());
+    }
+
+    /// A rule stays small: a hook process makes one per built-in rule at load, and with the
+    /// matchers' search caches inline (about 3 KB a rule) that copying cost 160 page faults.
+    #[test]
+    fn a_rule_is_small() {
+        let size = std::mem::size_of::<Rule>();
+        assert!(size <= 512, "{size} bytes");
+    }
+
+    /// Every span `build.rs` wrote lies in its text on character boundaries, so no accessor
+    /// falls back to an empty string.
+    #[test]
+    fn every_span_of_the_builtin_table_is_in_bounds() {
+        let text = |s: Span| BUILTIN_TEXT.get(s.range()).is_some();
+        let bytes = |s: Span| BUILTIN_BYTES.get(s.range()).is_some_and(|b| !b.is_empty());
+        let list = |l: Spans| BUILTIN_SPANS.get(l.0 as usize..l.1 as usize).is_some();
+        for r in BUILTIN_TABLE {
+            let id = r.full_id();
+            for s in [r.pack, r.id, r.full_id, r.pattern, r.message, r.remediation]
+                .into_iter()
+                .chain(r.unless)
+            {
+                assert!(text(s), "{id}: {s:?}");
+            }
+            for l in [r.keywords, r.examples, r.counter_examples] {
+                assert!(list(l), "{id}: {l:?}");
+                assert!(l.spans().iter().all(|&s| text(s)), "{id}: {l:?}");
+            }
+            for s in r.ascii.into_iter().chain(r.unless_ascii) {
+                assert!(bytes(s), "{id}: {s:?}");
+            }
+            if let Some((_, l)) = r.literals {
+                assert!(list(l) && l.len() > 0, "{id}: {l:?}");
+                assert!(l.spans().iter().all(|&s| bytes(s)), "{id}: {l:?}");
+            }
+            assert_eq!(id, format!("{}.{}", r.pack(), r.id()));
+        }
     }
 
     /// A rule lacks an ASCII form only when its pattern cannot be written with Unicode off
@@ -774,13 +1091,19 @@ mod tests {
         let set = crate::Analyzer::builtin().unwrap().rules();
         let mut with = 0;
         for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
-            let parses = crate::prebuilt::ascii_hir(s.pattern, None).is_some()
-                && s.unless
+            let parses = crate::prebuilt::ascii_hir(s.pattern(), None).is_some()
+                && s.unless()
                     .is_none_or(|u| crate::prebuilt::ascii_hir(u, None).is_some());
             assert_eq!(r.compiled_ascii().is_some(), parses, "{}", r.id);
+            // and a built-in `unless` that has an ASCII form compiles (see `Rule::fires`)
+            if let Some(a) = r.compiled_ascii()
+                && let Some(cell) = &a.unless
+            {
+                assert!(r.ascii_unless(cell).is_some(), "{}", r.id);
+            }
             assert_eq!(
-                s.ascii.is_some(),
-                crate::prebuilt::ascii_hir(s.pattern, None).is_some()
+                s.ascii().is_some(),
+                crate::prebuilt::ascii_hir(s.pattern(), None).is_some()
             );
             with += usize::from(parses);
         }
@@ -799,7 +1122,7 @@ mod tests {
         let set = crate::Analyzer::builtin().unwrap().rules();
         let mut texts: Vec<&str> = Vec::new();
         for r in BUILTIN_TABLE {
-            for e in r.examples.iter().chain(r.counter_examples) {
+            for e in r.examples().chain(r.counter_examples()) {
                 texts.push(e);
                 texts.extend(e.split(['|', ';', '&', '(', ')', '`', '$']).map(str::trim));
             }
@@ -817,7 +1140,84 @@ mod tests {
         assert!(fired > 500, "{fired}");
     }
 
+    /// Every built-in pattern and `unless` in its ASCII form, compiled both ways: the
+    /// is_match-only [`Matcher`] and the `meta::Regex` it replaced.
+    fn both_engines() -> &'static Vec<(&'static str, Matcher, meta::Regex)> {
+        static ALL: OnceLock<Vec<(&'static str, Matcher, meta::Regex)>> = OnceLock::new();
+        ALL.get_or_init(|| {
+            let mut all = Vec::new();
+            for s in BUILTIN_TABLE {
+                for (p, code) in [
+                    (Some(s.pattern()), s.ascii()),
+                    (s.unless(), s.unless_ascii()),
+                ] {
+                    let Some(p) = p else { continue };
+                    match (compile_ascii(p, code), compile_ascii_meta(p, code)) {
+                        (Some(m), Some(r)) => all.push((s.full_id(), m, r)),
+                        (None, None) => {}
+                        (m, r) => panic!(
+                            "{}: matcher {} but meta regex {}",
+                            s.full_id(),
+                            m.is_some(),
+                            r.is_some()
+                        ),
+                    }
+                }
+            }
+            all
+        })
+    }
+
+    #[test]
+    fn matchers_agree_with_meta_regexes_on_the_examples() {
+        let mut texts: Vec<&str> = Vec::new();
+        for r in BUILTIN_TABLE {
+            for e in r.examples().chain(r.counter_examples()) {
+                texts.push(e);
+                texts.extend(e.split(['|', ';', '&', '(', ')', '`', '$']).map(str::trim));
+            }
+        }
+        texts.retain(|t| t.is_ascii());
+        let all = both_engines();
+        assert!(all.len() > 200, "{}", all.len());
+        let mut hits = 0;
+        for (id, m, r) in all {
+            for t in &texts {
+                // twice: the second search runs on the states the first one built
+                let want = r.is_match(*t);
+                assert_eq!(m.is_match(t), want, "{id} on {t:?}");
+                assert_eq!(m.is_match(t), want, "{id} on {t:?}, again");
+                hits += usize::from(want);
+            }
+        }
+        assert!(hits > 500, "{hits}");
+    }
+
     proptest! {
+        /// The same on made-up texts built from the rules' keywords and printable ASCII.
+        #[test]
+        fn matchers_agree_with_meta_regexes_on_any_ascii_text(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    prop::sample::select(
+                        BUILTIN_TABLE
+                            .iter()
+                            .flat_map(|r| r.keywords().map(str::to_string))
+                            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
+                            .collect::<Vec<_>>()
+                    ),
+                    " ",
+                    "[ -~\t\n\x0b\x0c\r]{0,4}",
+                ],
+                1..10,
+            ),
+        ) {
+            let text = pieces.concat();
+            for (id, m, r) in both_engines() {
+                prop_assert_eq!(m.is_match(&text), r.is_match(&text), "{} on {:?}", id, text);
+            }
+        }
+
         /// The same on made-up texts built from the rules' keywords and printable ASCII.
         #[test]
         fn ascii_forms_agree_with_unicode_on_any_ascii_text(
@@ -826,7 +1226,7 @@ mod tests {
                     prop::sample::select(
                         BUILTIN_TABLE
                             .iter()
-                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .flat_map(|r| r.keywords().map(str::to_string))
                             .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
                             .collect::<Vec<_>>()
                     ),
@@ -861,7 +1261,7 @@ mod tests {
                     prop::sample::select(
                         BUILTIN_TABLE
                             .iter()
-                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .flat_map(|r| r.keywords().map(str::to_string))
                             .chain(["/".to_string(), "-rf".to_string(), "~".to_string()])
                             .collect::<Vec<_>>()
                     ),
@@ -892,7 +1292,7 @@ mod tests {
                     prop::sample::select(
                         BUILTIN_TABLE
                             .iter()
-                            .flat_map(|r| r.keywords.iter().map(|k| k.to_string()))
+                            .flat_map(|r| r.keywords().map(str::to_string))
                             .collect::<Vec<_>>()
                     ),
                     "\\PC{0,4}",
@@ -911,7 +1311,7 @@ mod tests {
             for on in Target::ALL {
                 let kws: Vec<(&str, usize)> = set.kinds[on.index()]
                     .iter()
-                    .flat_map(|&i| set.rules[i].keywords.iter().map(move |k| (k.as_ref(), i)))
+                    .flat_map(|&i| set.rules[i].keywords.iter().map(move |k| (k, i)))
                     .collect();
                 prop_assert_eq!(indexed(&set.keywords[on.index()], &text), naive(&kws, &text));
             }
