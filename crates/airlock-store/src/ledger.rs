@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::db::{Db, StoredReceipt, Tx, on_tx};
-use crate::writer::Writer;
+use crate::writer::{AheadStats, Presealed, Writer, preseal};
 use crate::{StoreError, StoreOptions, keyfile};
 
 /// When checkpoints are signed and how large a batch may grow.
@@ -80,6 +80,7 @@ pub struct Ledger {
     db: Db,
     tx: mpsc::Sender<Cmd>,
     task: JoinHandle<()>,
+    ahead: std::sync::Arc<AheadStats>,
     key_id: String,
     anchor: String,
     data_dir: PathBuf,
@@ -95,11 +96,14 @@ impl Ledger {
         let (key, _) = keyfile::load_or_create(&opts.data_dir, keyfile::LEDGER)?;
         let anchor = ensure_registry(&db, &opts.data_dir, &key).await?;
         let key_id = key.id().to_string();
+        let ahead = std::sync::Arc::new(AheadStats::default());
         let writer = Writer {
             db: db.clone(),
-            key,
+            key: std::sync::Arc::new(key),
             log: None,
             config: config.clone(),
+            known: Default::default(),
+            ahead: ahead.clone(),
         };
         let (tx, rx) = mpsc::channel(config.max_batch.max(1) * 4);
         let task = tokio::spawn(run_writer(writer, rx, config));
@@ -107,6 +111,7 @@ impl Ledger {
             db,
             tx,
             task,
+            ahead,
             key_id,
             anchor,
             data_dir: opts.data_dir.clone(),
@@ -128,6 +133,16 @@ impl Ledger {
 
     pub fn data_dir(&self) -> &std::path::Path {
         &self.data_dir
+    }
+
+    /// Batches committed with receipts sealed while the batch before them committed, and batches
+    /// whose receipts sealed ahead were dropped (sealed again) because the database had moved.
+    pub fn sealed_ahead(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.ahead.used.load(Relaxed),
+            self.ahead.dropped.load(Relaxed),
+        )
     }
 
     /// Stops the writer after the queued appends and closes the pool.
@@ -174,54 +189,134 @@ impl LedgerStore for Ledger {
     }
 }
 
+/// Requests taken off the queue together.
+#[derive(Default)]
+struct Batch {
+    appends: Vec<AppendRequest>,
+    replies: Vec<oneshot::Sender<Result<Receipt, StoreError>>>,
+    checkpoints: Vec<oneshot::Sender<Result<Option<Checkpoint>, StoreError>>>,
+}
+
+impl Batch {
+    fn add(&mut self, c: Cmd) {
+        match c {
+            Cmd::Append(r, reply) => {
+                self.appends.push(*r);
+                self.replies.push(reply);
+            }
+            Cmd::Checkpoint(reply) => self.checkpoints.push(reply),
+        }
+    }
+
+    /// Adds whatever is queued now, up to the batch limit.
+    fn drain(&mut self, rx: &mut mpsc::Receiver<Cmd>, max: usize) {
+        while self.appends.len() < max {
+            match rx.try_recv() {
+                Ok(c) => self.add(c),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.appends.is_empty() && self.checkpoints.is_empty()
+    }
+}
+
 async fn run_writer(mut w: Writer, mut rx: mpsc::Receiver<Cmd>, config: LedgerConfig) {
     let mut tick =
         tokio::time::interval(config.checkpoint_interval.max(Duration::from_millis(100)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let max = config.max_batch.max(1);
+    // The batch that was queued while the previous one committed, and its receipts if they
+    // could be sealed in the meantime.
+    let mut carried: Option<(Batch, Option<Presealed>)> = None;
     loop {
-        let first = tokio::select! {
-            c = rx.recv() => match c { Some(c) => c, None => break },
-            _ = tick.tick() => {
-                // A periodic checkpoint; a failure here is retried at the next tick and
-                // surfaces to the next append.
-                let _ = w.checkpoint(false).await;
-                continue;
+        let (batch, pre) = match carried.take() {
+            Some(c) => c,
+            None => {
+                let first = tokio::select! {
+                    c = rx.recv() => match c { Some(c) => c, None => break },
+                    _ = tick.tick() => {
+                        // A periodic checkpoint; a failure here is retried at the next tick
+                        // and surfaces to the next append.
+                        let _ = w.checkpoint(false).await;
+                        continue;
+                    }
+                };
+                let mut b = Batch::default();
+                b.add(first);
+                b.drain(&mut rx, max);
+                (b, None)
             }
         };
-        let mut appends = Vec::new();
-        let mut replies = Vec::new();
-        let mut checkpoints = Vec::new();
-        let mut next = Some(first);
-        while let Some(c) = next.take() {
-            match c {
-                Cmd::Append(r, reply) => {
-                    appends.push(*r);
-                    replies.push(reply);
-                }
-                Cmd::Checkpoint(reply) => checkpoints.push(reply),
-            }
-            if appends.len() < config.max_batch {
-                next = rx.try_recv().ok();
-            }
-        }
+        let Batch {
+            appends,
+            replies,
+            checkpoints,
+        } = batch;
         if !appends.is_empty() {
-            match w.append_batch(&appends).await {
-                Ok(results) => {
-                    for (reply, r) in replies.into_iter().zip(results) {
-                        let _ = reply.send(r);
+            match w.stage(&appends, pre).await {
+                Ok(staged) => {
+                    // Seal what queued up meanwhile while this batch waits for the disk.
+                    let mut next = Batch::default();
+                    next.drain(&mut rx, max);
+                    let ahead = w.basis(&staged, &next.appends).map(|basis| {
+                        let reqs = std::mem::take(&mut next.appends);
+                        tokio::task::spawn_blocking(move || {
+                            let sealed = preseal(basis, &reqs);
+                            (reqs, sealed)
+                        })
+                    });
+                    let committed = w.commit(staged).await;
+                    answer(replies, committed);
+                    let mut sealed = None;
+                    if let Some(h) = ahead {
+                        match h.await {
+                            Ok((reqs, s)) => {
+                                next.appends = reqs;
+                                sealed = s;
+                            }
+                            Err(_) => {
+                                // The sealing thread panicked: its requests are lost with
+                                // it, so their callers get an error rather than no answer.
+                                for reply in next.replies.drain(..) {
+                                    let _ = reply.send(Err(StoreError::Config(
+                                        "sealing ahead failed".into(),
+                                    )));
+                                }
+                            }
+                        }
+                    }
+                    if !next.is_empty() {
+                        carried = Some((next, sealed));
                     }
                 }
-                Err(e) => {
-                    let msg = e.to_string();
-                    for reply in replies {
-                        let _ =
-                            reply.send(Err(StoreError::Config(format!("append failed: {msg}"))));
-                    }
-                }
+                Err(e) => answer(replies, Err(e)),
             }
         }
         for reply in checkpoints {
             let _ = reply.send(w.checkpoint(true).await);
+        }
+    }
+}
+
+/// Answers each caller of a batch: its own result, or the batch's error.
+fn answer(
+    replies: Vec<oneshot::Sender<Result<Receipt, StoreError>>>,
+    results: Result<Vec<Result<Receipt, StoreError>>, StoreError>,
+) {
+    match results {
+        Ok(results) => {
+            for (reply, r) in replies.into_iter().zip(results) {
+                let _ = reply.send(r);
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::Config(format!("append failed: {msg}"))));
+            }
         }
     }
 }

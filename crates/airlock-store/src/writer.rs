@@ -5,8 +5,16 @@
 //! seals receipts in order, writes them with the new heads, and signs a checkpoint when one is
 //! due. Unique keys on `(session, lamport)`, `request_id` and `leaf` back the lock up: a writer
 //! that somehow raced would fail its commit rather than fork a chain.
+//!
+//! Sealing ahead: while a batch commits (mostly waiting on the disk), the next batch can be
+//! sealed with the leaf and chain heads this writer expects to find. Inside its transaction the
+//! expectation is compared with what the database says; on any difference (another process
+//! wrote, a request id was already recorded, a session's head moved) the presealed receipts
+//! are dropped and the batch is sealed again as usual, so sealing ahead changes when the work
+//! is done, never what is written.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use airlock_ledger::canonical::parse_hash;
@@ -19,11 +27,69 @@ use crate::ledger::{AppendRequest, LedgerConfig};
 
 pub(crate) struct Writer {
     pub db: Db,
-    pub key: LedgerKey,
+    pub key: Arc<LedgerKey>,
     /// The Merkle tree, loaded the first time a checkpoint is due (so a one-shot recorder such
     /// as `airlock check --record` does not read every leaf), then kept up to date.
     pub log: Option<MerkleLog>,
     pub config: LedgerConfig,
+    /// The chain heads of sessions as this writer last committed or read them, and the next
+    /// leaf after its last commit: what sealing ahead assumes. Cleared whenever the database
+    /// turns out to have moved without this writer.
+    pub known: Known,
+    pub ahead: Arc<AheadStats>,
+}
+
+/// How sealing ahead went: batches that committed receipts sealed ahead, and batches whose
+/// receipts sealed ahead were dropped because the database was not as they assumed.
+#[derive(Debug, Default)]
+pub struct AheadStats {
+    pub used: std::sync::atomic::AtomicU64,
+    pub dropped: std::sync::atomic::AtomicU64,
+}
+
+/// Chain heads: session → (Lamport value, hash of the head receipt; `None` before the first).
+type Heads = HashMap<String, (u64, Option<String>)>;
+
+#[derive(Default)]
+pub(crate) struct Known {
+    next_leaf: Option<u64>,
+    heads: Heads,
+}
+
+/// At most this many sessions' heads are remembered for sealing ahead (then forgotten at once).
+const KNOWN_SESSIONS: usize = 65_536;
+
+impl Known {
+    fn forget(&mut self) {
+        self.next_leaf = None;
+        self.heads.clear();
+    }
+}
+
+/// Receipts sealed before their transaction, with what the sealing assumed.
+pub(crate) struct Presealed {
+    first_leaf: u64,
+    assumed: Heads,
+    fresh: Vec<Fresh>,
+}
+
+/// A batch written inside its transaction, not yet committed.
+pub(crate) struct Staged {
+    tx: Tx,
+    out: Vec<Result<Receipt, StoreError>>,
+    /// Leaves before the batch (to forget the batch's leaves if the commit fails).
+    before: u64,
+    /// The log and the heads of the batch's sessions as they will be once it commits.
+    next_leaf: u64,
+    heads: Heads,
+}
+
+/// What sealing the next batch ahead needs: the leaf it will start at and the head of each of
+/// its sessions, as they will be once the staged batch commits.
+pub(crate) struct Basis {
+    pub key: Arc<LedgerKey>,
+    first_leaf: u64,
+    assumed: Heads,
 }
 
 struct State {
@@ -44,25 +110,84 @@ fn to_i64(v: u64) -> i64 {
 }
 
 impl Writer {
-    /// Appends a batch; one result per request, in order. An error for the whole batch (the
-    /// database failed) leaves nothing committed.
-    pub async fn append_batch(
+    /// Writes a batch inside a new transaction without committing it, using `pre` when the
+    /// database is exactly as its sealing assumed. One result per request, in order; an error
+    /// for the whole batch (the database failed) leaves nothing committed.
+    pub async fn stage(
         &mut self,
         reqs: &[AppendRequest],
-    ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
+        pre: Option<Presealed>,
+    ) -> Result<Staged, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let state = lock(&mut tx).await?;
+        if self.known.next_leaf != Some(state.next_leaf) {
+            // Another writer appended since this one last did: what it knew is stale.
+            self.known.forget();
+        }
         self.catch_up(&mut tx, state.next_leaf).await?;
         let before = state.next_leaf;
-        let result = match self.fill(&mut tx, reqs, state).await {
-            Ok(out) => tx.commit().await.map(|()| out),
-            Err(e) => Err(e),
-        };
-        if result.is_err() {
-            // Nothing was committed: forget the leaves this batch added.
-            self.log = self.log.take().map(|l| l.prefix(before));
+        match self.fill(&mut tx, reqs, state, pre).await {
+            Ok((out, next_leaf, heads)) => Ok(Staged {
+                tx,
+                out,
+                before,
+                next_leaf,
+                heads,
+            }),
+            Err(e) => {
+                // Nothing will be committed: forget the leaves this batch added.
+                self.log = self.log.take().map(|l| l.prefix(before));
+                self.known.forget();
+                Err(e)
+            }
         }
-        result
+    }
+
+    /// Commits a staged batch; its results once durable.
+    pub async fn commit(
+        &mut self,
+        staged: Staged,
+    ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
+        match staged.tx.commit().await {
+            Ok(()) => {
+                if self.known.heads.len() + staged.heads.len() > KNOWN_SESSIONS {
+                    self.known.heads.clear();
+                }
+                self.known.heads.extend(staged.heads);
+                self.known.next_leaf = Some(staged.next_leaf);
+                Ok(staged.out)
+            }
+            Err(e) => {
+                self.log = self.log.take().map(|l| l.prefix(staged.before));
+                self.known.forget();
+                Err(e)
+            }
+        }
+    }
+
+    /// What sealing `reqs` ahead would assume once `staged` commits, if it can be sealed ahead
+    /// at all: every request valid and distinct, and every session's head known.
+    pub fn basis(&self, staged: &Staged, reqs: &[AppendRequest]) -> Option<Basis> {
+        let mut ids = HashSet::new();
+        let mut assumed = Heads::new();
+        for r in reqs {
+            let n = &r.receipt;
+            if n.validate().is_err() || !ids.insert(n.request_id.as_str()) {
+                return None;
+            }
+            if !assumed.contains_key(&n.session) {
+                let head = staged
+                    .heads
+                    .get(&n.session)
+                    .or_else(|| self.known.heads.get(&n.session))?;
+                assumed.insert(n.session.clone(), head.clone());
+            }
+        }
+        Some(Basis {
+            key: self.key.clone(),
+            first_leaf: staged.next_leaf,
+            assumed,
+        })
     }
 
     /// Signs a checkpoint now if any receipt is not yet covered (or, without `force`, if one is
@@ -120,12 +245,14 @@ impl Writer {
         Ok(())
     }
 
+    #[allow(clippy::type_complexity)]
     async fn fill(
         &mut self,
         tx: &mut Tx,
         reqs: &[AppendRequest],
         mut state: State,
-    ) -> Result<Vec<Result<Receipt, StoreError>>, StoreError> {
+        pre: Option<Presealed>,
+    ) -> Result<(Vec<Result<Receipt, StoreError>>, u64, Heads), StoreError> {
         // Phase 1 (database): idempotency, validation, chain heads; leaves and Lamport values
         // are assigned in request order. Lookups go in a few multi-row statements, because a
         // statement round trip costs more than the row.
@@ -149,10 +276,43 @@ impl Writer {
                 .collect()
         };
         let mut heads = session_heads(tx, &sessions).await?;
+        let no_head = (0, None);
+        // Receipts sealed ahead stand only if the database is exactly as they assumed: no
+        // request already recorded, all valid and distinct, the same next leaf, and the same
+        // head for every session (a session without one included).
+        let offered = pre.is_some();
+        let pre = pre.filter(|p| {
+            existing.is_empty()
+                && valid.len() == reqs.len()
+                && p.fresh.len() == reqs.len()
+                && p.fresh.iter().enumerate().all(|(i, f)| f.req == i)
+                && p.first_leaf == state.next_leaf
+                && p.assumed.len() == sessions.len()
+                && sessions
+                    .iter()
+                    .all(|s| p.assumed.get(*s) == Some(heads.get(*s).unwrap_or(&no_head)))
+        });
+        let presealed = pre.is_some();
+        if offered {
+            let counter = if presealed {
+                &self.ahead.used
+            } else {
+                // What this writer knew was wrong somewhere: learn it again from the database.
+                self.known.forget();
+                &self.ahead.dropped
+            };
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let mut first_of: HashMap<&str, usize> = HashMap::new();
         let mut slots: Vec<Slot> = Vec::with_capacity(reqs.len());
         let mut fresh: Vec<Fresh> = Vec::new();
-        for (i, req) in reqs.iter().enumerate() {
+        if let Some(p) = pre {
+            fresh = p.fresh;
+            slots = (0..fresh.len()).map(Slot::Fresh).collect();
+            state.next_leaf += fresh.len() as u64;
+            heads = p.assumed;
+        }
+        for (i, req) in reqs.iter().enumerate().filter(|_| !presealed) {
             let n = &req.receipt;
             if let Some(&first) = first_of.get(n.request_id.as_str()) {
                 slots.push(Slot::SameAs(first));
@@ -182,8 +342,9 @@ impl Writer {
 
         // Phase 2 (CPU): sign, one thread per group of sessions; within a session in order,
         // each receipt carrying the hash of the one before.
-        let now = time::now();
-        seal_all(&self.key, reqs, &mut fresh, &heads, &now)?;
+        if !presealed {
+            seal_all(&self.key, reqs, &mut fresh, &heads, &time::now())?;
+        }
 
         // Phase 3 (database): write the receipts in leaf order and the new chain heads.
         let created = now_ms();
@@ -260,7 +421,7 @@ impl Writer {
         }
         self.maybe_checkpoint(tx, &mut state, false).await?;
         store_state(tx, &state).await?;
-        Ok(out)
+        Ok((out, state.next_leaf, heads))
     }
 
     async fn maybe_checkpoint(
@@ -534,6 +695,33 @@ fn seal_all(
     })
 }
 
+/// Seals `reqs` as the basis says the log will be (blocking: run it off the async threads).
+/// `None` if sealing failed; the batch is then sealed in its transaction as usual.
+pub(crate) fn preseal(basis: Basis, reqs: &[AppendRequest]) -> Option<Presealed> {
+    let mut lamports: HashMap<&str, u64> = basis
+        .assumed
+        .iter()
+        .map(|(s, h)| (s.as_str(), h.0))
+        .collect();
+    let mut fresh = Vec::with_capacity(reqs.len());
+    for (i, r) in reqs.iter().enumerate() {
+        let l = lamports.get_mut(r.receipt.session.as_str())?;
+        *l += 1;
+        fresh.push(Fresh {
+            req: i,
+            leaf: basis.first_leaf + i as u64,
+            lamport: *l,
+            sealed: None,
+        });
+    }
+    seal_all(&basis.key, reqs, &mut fresh, &basis.assumed, &time::now()).ok()?;
+    Some(Presealed {
+        first_leaf: basis.first_leaf,
+        assumed: basis.assumed,
+        fresh,
+    })
+}
+
 /// Small batches are sealed on the calling thread (spawning costs more than it saves).
 fn fresh_len_small(groups: &[Vec<Vec<&mut Fresh>>]) -> bool {
     groups.iter().flatten().map(Vec::len).sum::<usize>() < 16
@@ -578,6 +766,157 @@ async fn store_state(tx: &mut Tx, s: &State) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock_core::{ActionKind, Decision};
+    use airlock_ledger::{LogVerifier, NewReceipt};
+
+    fn request(request_id: &str, session: &str) -> AppendRequest {
+        AppendRequest {
+            receipt: NewReceipt {
+                request_id: request_id.into(),
+                session: session.into(),
+                principal: "agent:test".into(),
+                action: ActionKind::Shell,
+                tool: None,
+                args_sha256: airlock_ledger::canonical::sha256_hex(request_id.as_bytes()),
+                decision: Decision::Allow,
+                reasons: vec![],
+                grant: None,
+                approvers: vec![],
+                policy_sha256: airlock_ledger::canonical::sha256_hex(b"policy"),
+                output_sha256: None,
+            },
+            payload: None,
+        }
+    }
+
+    /// Two writers on one SQLite file, as two processes would be, sharing the ledger key.
+    async fn two_writers(dir: &std::path::Path) -> (crate::Ledger, Writer, Writer) {
+        let opts = crate::StoreOptions::new(dir);
+        let ledger = crate::Ledger::open(&opts, LedgerConfig::default())
+            .await
+            .unwrap();
+        let writer = || {
+            let (key, _) = crate::keyfile::load_or_create(dir, crate::keyfile::LEDGER).unwrap();
+            Writer {
+                db: ledger.db().clone(),
+                key: Arc::new(key),
+                log: None,
+                config: LedgerConfig::default(),
+                known: Known::default(),
+                ahead: Arc::new(AheadStats::default()),
+            }
+        };
+        let (a, b) = (writer(), writer());
+        (ledger, a, b)
+    }
+
+    /// Stages `first`, seals `next` ahead against it, commits `first`, lets `meddle` write
+    /// through the other writer, then appends `next` with what was sealed ahead.
+    async fn ahead_then(
+        a: &mut Writer,
+        b: &mut Writer,
+        first: &[AppendRequest],
+        next: &[AppendRequest],
+        meddle: &[AppendRequest],
+    ) -> Vec<Receipt> {
+        let staged = a.stage(first, None).await.unwrap();
+        let basis = a.basis(&staged, next).expect("next can be sealed ahead");
+        let pre = preseal(basis, next);
+        assert!(pre.is_some());
+        a.commit(staged).await.unwrap();
+        if !meddle.is_empty() {
+            let staged = b.stage(meddle, None).await.unwrap();
+            b.commit(staged).await.unwrap();
+        }
+        let staged = a.stage(next, pre).await.unwrap();
+        a.commit(staged)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    async fn verify(ledger: &crate::Ledger) -> u64 {
+        let snap = crate::audit::snapshot(ledger.db()).await.unwrap();
+        LogVerifier::new(&snap.events)
+            .unwrap()
+            .verify(&snap.receipts, &snap.checkpoints)
+            .unwrap()
+            .receipts
+    }
+
+    #[tokio::test]
+    async fn sealed_ahead_is_used_when_nothing_moved() {
+        let d = tempfile::tempdir().unwrap();
+        let (ledger, mut a, mut b) = two_writers(d.path()).await;
+        let first = [request("a1", "s1"), request("a2", "s2")];
+        let next = [
+            request("a3", "s1"),
+            request("a4", "s2"),
+            request("a5", "s1"),
+        ];
+        let got = ahead_then(&mut a, &mut b, &first, &next, &[]).await;
+        assert_eq!(a.ahead.used.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(
+            a.ahead.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
+        let lamports: Vec<(u64, u64)> = got.iter().map(|r| (r.lamport, r.leaf)).collect();
+        assert_eq!(lamports, [(2, 2), (2, 3), (3, 4)]);
+        assert_eq!(verify(&ledger).await, 5);
+    }
+
+    #[tokio::test]
+    async fn sealed_ahead_is_dropped_when_another_writer_moved_a_head() {
+        let d = tempfile::tempdir().unwrap();
+        let (ledger, mut a, mut b) = two_writers(d.path()).await;
+        let first = [request("a1", "s1")];
+        let next = [request("a2", "s1")];
+        let got = ahead_then(&mut a, &mut b, &first, &next, &[request("b1", "s1")]).await;
+        assert_eq!(a.ahead.used.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(
+            a.ahead.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            1
+        );
+        // Sealed again after the other writer's receipt: it chains to that one.
+        assert_eq!((got[0].lamport, got[0].leaf), (3, 2));
+        assert_eq!(verify(&ledger).await, 3);
+    }
+
+    #[tokio::test]
+    async fn sealed_ahead_is_dropped_when_a_request_was_recorded_meanwhile() {
+        let d = tempfile::tempdir().unwrap();
+        let (ledger, mut a, mut b) = two_writers(d.path()).await;
+        let first = [request("a1", "s1"), request("a2", "s2")];
+        let next = [request("x", "s2"), request("a3", "s1")];
+        // The other writer records request `x` first, in another session.
+        let got = ahead_then(&mut a, &mut b, &first, &next, &[request("x", "s9")]).await;
+        assert_eq!(
+            a.ahead.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            1
+        );
+        // The same request id yields the receipt already recorded, never a second one.
+        assert_eq!((got[0].session.as_str(), got[0].leaf), ("s9", 2));
+        assert_eq!((got[1].lamport, got[1].leaf), (2, 3));
+        assert_eq!(verify(&ledger).await, 4);
+    }
+
+    #[tokio::test]
+    async fn a_session_never_seen_is_not_sealed_ahead() {
+        let d = tempfile::tempdir().unwrap();
+        let (_ledger, mut a, _b) = two_writers(d.path()).await;
+        let staged = a.stage(&[request("a1", "s1")], None).await.unwrap();
+        assert!(a.basis(&staged, &[request("a2", "s1")]).is_some());
+        assert!(a.basis(&staged, &[request("a2", "new")]).is_none());
+        // Nor a batch with a request id twice, nor an invalid request.
+        assert!(
+            a.basis(&staged, &[request("a2", "s1"), request("a2", "s1")])
+                .is_none()
+        );
+        assert!(a.basis(&staged, &[request("", "s1")]).is_none());
+        a.commit(staged).await.unwrap();
+    }
 
     #[test]
     fn pieces_cover_the_rows_in_order_with_few_sizes() {
