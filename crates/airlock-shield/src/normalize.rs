@@ -320,6 +320,25 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
             } else if letters {
                 single_run = 0;
             }
+            // The common case, one space and then another word, handled here rather than by the
+            // general step below (which it matches: the space ends the run of base64-alphabet
+            // bytes, the whitespace run it starts is 1 long, at most `widest`'s start, and the
+            // next byte, a letter or digit, sets it back to 0).
+            if i + 1 < n && b[i] == b' ' && PRESCAN[usize::from(b[i + 1])] & P_ALNUM != 0 {
+                if i > run_start {
+                    if i - run_start >= crate::decode::MIN_RUN {
+                        return encoded(b);
+                    }
+                    if (three || b[i - 1] | 0x20 == b'r')
+                        && crate::decode::rot13_hint_at(b, run_start, i)
+                    {
+                        return encoded(b);
+                    }
+                }
+                i += 1;
+                run_start = i;
+                three = false;
+            }
             continue;
         }
         if k & P_SPACE != 0 {
