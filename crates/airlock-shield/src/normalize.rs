@@ -275,7 +275,9 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
             // an ASCII letter and leaves a digit as it is).
             let mut h = FNV_OFFSET;
             let cut = (start + MAX_TOKEN).min(n);
-            for &c in &b[start..cut] {
+            // One index for the loop and the position (`i` is `start` here).
+            while i < cut {
+                let c = b[i];
                 let k = PRESCAN[usize::from(c)];
                 if k & P_ALNUM == 0 {
                     break;
