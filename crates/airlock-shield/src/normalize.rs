@@ -269,77 +269,84 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
                 prev = punct;
                 punct_len = 0;
             }
-            let start = i;
-            let mut seen = 0u8;
-            // The word's hash covers its first MAX_TOKEN bytes, lowercased (`| 0x20` lowercases
-            // an ASCII letter and leaves a digit as it is).
-            let mut h = FNV_OFFSET;
-            let cut = (start + MAX_TOKEN).min(n);
-            // One index for the loop and the position (`i` is `start` here).
-            while i < cut {
-                let c = b[i];
-                let k = PRESCAN[usize::from(c)];
-                if k & P_ALNUM == 0 {
-                    break;
-                }
-                seen |= k;
-                h = (h ^ u64::from(c | 0x20)).wrapping_mul(FNV_PRIME);
-                i += 1;
-            }
-            if i == cut {
-                for &c in &b[cut..] {
+            // Words separated by single spaces are read in this inner loop, without the general
+            // dispatch at the top of the outer one (which, for the next word, would find the
+            // whitespace run at 0 and no punctuation run open, as they are here).
+            loop {
+                let start = i;
+                let mut seen = 0u8;
+                // The word's hash covers its first MAX_TOKEN bytes, lowercased (`| 0x20` lowercases
+                // an ASCII letter and leaves a digit as it is).
+                let mut h = FNV_OFFSET;
+                let cut = (start + MAX_TOKEN).min(n);
+                // One index for the loop and the position (`i` is `start` here).
+                while i < cut {
+                    let c = b[i];
                     let k = PRESCAN[usize::from(c)];
                     if k & P_ALNUM == 0 {
                         break;
                     }
                     seen |= k;
+                    h = (h ^ u64::from(c | 0x20)).wrapping_mul(FNV_PRIME);
                     i += 1;
                 }
-            }
-            f(h, bigram(prev, h));
-            prev = h;
-            three |= seen & P_THREE != 0;
-            let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
-            if letters && digits {
-                return no_fast(b);
-            }
-            if i - start == 1 {
-                if letters {
-                    let p = start;
-                    if p >= 2
-                        && is_spacer(b[p - 1])
-                        && alnum(b[p - 2])
-                        && (p < 3 || !alnum(b[p - 3]))
-                    {
-                        single_run = single_run.saturating_add(1);
-                    } else {
-                        single_run = 1;
-                    }
-                    if single_run >= 4 {
-                        return no_fast(b);
+                if i == cut {
+                    for &c in &b[cut..] {
+                        let k = PRESCAN[usize::from(c)];
+                        if k & P_ALNUM == 0 {
+                            break;
+                        }
+                        seen |= k;
+                        i += 1;
                     }
                 }
-            } else if letters {
-                single_run = 0;
-            }
-            // The common case, one space and then another word, handled here rather than by the
-            // general step below (which it matches: the space ends the run of base64-alphabet
-            // bytes, the whitespace run it starts is 1 long, at most `widest`'s start, and the
-            // next byte, a letter or digit, sets it back to 0).
-            if i + 1 < n && b[i] == b' ' && PRESCAN[usize::from(b[i + 1])] & P_ALNUM != 0 {
-                if i > run_start {
-                    if i - run_start >= crate::decode::MIN_RUN {
-                        return encoded(b);
-                    }
-                    if (three || b[i - 1] | 0x20 == b'r')
-                        && crate::decode::rot13_hint_at(b, run_start, i)
-                    {
-                        return encoded(b);
-                    }
+                f(h, bigram(prev, h));
+                prev = h;
+                three |= seen & P_THREE != 0;
+                let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
+                if letters && digits {
+                    return no_fast(b);
                 }
-                i += 1;
-                run_start = i;
-                three = false;
+                if i - start == 1 {
+                    if letters {
+                        let p = start;
+                        if p >= 2
+                            && is_spacer(b[p - 1])
+                            && alnum(b[p - 2])
+                            && (p < 3 || !alnum(b[p - 3]))
+                        {
+                            single_run = single_run.saturating_add(1);
+                        } else {
+                            single_run = 1;
+                        }
+                        if single_run >= 4 {
+                            return no_fast(b);
+                        }
+                    }
+                } else if letters {
+                    single_run = 0;
+                }
+                // The common case, one space and then another word, handled here rather than by the
+                // general step below (which it matches: the space ends the run of base64-alphabet
+                // bytes, the whitespace run it starts is 1 long, at most `widest`'s start, and the
+                // next byte, a letter or digit, sets it back to 0).
+                if i + 1 < n && b[i] == b' ' && PRESCAN[usize::from(b[i + 1])] & P_ALNUM != 0 {
+                    if i > run_start {
+                        if i - run_start >= crate::decode::MIN_RUN {
+                            return encoded(b);
+                        }
+                        if (three || b[i - 1] | 0x20 == b'r')
+                            && crate::decode::rot13_hint_at(b, run_start, i)
+                        {
+                            return encoded(b);
+                        }
+                    }
+                    i += 1;
+                    run_start = i;
+                    three = false;
+                    continue;
+                }
+                break;
             }
             continue;
         }
