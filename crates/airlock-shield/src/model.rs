@@ -16,7 +16,20 @@ pub const MAGIC: &[u8; 8] = b"ALSHM1\0\0";
 pub const WINDOW: usize = 128;
 pub const STRIDE: usize = 64;
 /// Tokens longer than this are hashed on their first bytes only.
-const MAX_TOKEN: usize = 48;
+pub(crate) const MAX_TOKEN: usize = 48;
+/// FNV-1a's offset basis and prime (the token hash).
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// A run of punctuation's hash starts here (apart from words').
+pub(crate) const PUNCT_OFFSET: u64 = FNV_OFFSET ^ 0xFF00;
+/// The "previous token" before the first one.
+pub(crate) const START_PREV: u64 = 0x5151_5151;
+
+/// The bigram hash of a token `h` after a token `prev`.
+#[inline]
+pub(crate) fn bigram(prev: u64, h: u64) -> u64 {
+    prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D
+}
 
 /// One direction's weights.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,38 +130,71 @@ impl Model {
 
     /// The highest window logit of `text` (no allocation).
     pub fn logit(&self, text: &str, d: Direction) -> f32 {
-        let lin = self.linear(d);
-        let mask = (1usize << self.bits) - 1;
-        let mut ring = [0f32; WINDOW];
-        let mut n = 0usize;
-        let mut sum = 0f32;
-        let mut best = f32::NEG_INFINITY;
-        let mut last_eval = 0usize;
-        // Tokens until the next full window is scored (every STRIDE tokens once WINDOW are in).
-        let mut due = WINDOW;
-        let w = &lin.weights;
-        features(text, |uni, bi| {
-            let c = w[bucket(uni) & mask] + w[bucket(bi) & mask];
-            let slot = n % WINDOW;
-            let old = ring[slot];
-            ring[slot] = c;
-            if n >= WINDOW {
-                sum -= old;
-            }
-            sum += c;
-            n += 1;
-            due -= 1;
-            if due == 0 {
-                best = best.max(window_logit(lin.bias, sum, WINDOW));
-                last_eval = n;
-                due = STRIDE;
-            }
-        });
-        if n == 0 {
-            return lin.bias;
+        let mut s = self.scorer(d);
+        features(text, |uni, bi| s.push(uni, bi));
+        s.finish()
+    }
+
+    /// A streaming scorer for direction `d`: fed the tokens' features in order (as [`features`]
+    /// gives them), it ends with the same logit as [`Model::logit`] of that text.
+    pub fn scorer(&self, d: Direction) -> Scorer<'_> {
+        Scorer {
+            lin: self.linear(d),
+            mask: (1usize << self.bits) - 1,
+            ring: [0f32; WINDOW],
+            n: 0,
+            sum: 0.0,
+            best: f32::NEG_INFINITY,
+            last_eval: 0,
+            due: WINDOW,
         }
-        if last_eval != n {
-            best = best.max(window_logit(lin.bias, sum, n.min(WINDOW)));
+    }
+}
+
+/// The model's sliding-window sum over a stream of token features (see [`Model::scorer`]).
+#[derive(Debug, Clone)]
+pub struct Scorer<'a> {
+    lin: &'a Linear,
+    mask: usize,
+    ring: [f32; WINDOW],
+    n: usize,
+    sum: f32,
+    best: f32,
+    last_eval: usize,
+    /// Tokens until the next full window is scored (every STRIDE tokens once WINDOW are in).
+    due: usize,
+}
+
+impl Scorer<'_> {
+    /// Adds one token's unigram and bigram hashes.
+    #[inline]
+    pub fn push(&mut self, uni: u64, bi: u64) {
+        let w = &self.lin.weights;
+        let c = w[bucket(uni) & self.mask] + w[bucket(bi) & self.mask];
+        let slot = self.n % WINDOW;
+        let old = self.ring[slot];
+        self.ring[slot] = c;
+        if self.n >= WINDOW {
+            self.sum -= old;
+        }
+        self.sum += c;
+        self.n += 1;
+        self.due -= 1;
+        if self.due == 0 {
+            self.best = self.best.max(window_logit(self.lin.bias, self.sum, WINDOW));
+            self.last_eval = self.n;
+            self.due = STRIDE;
+        }
+    }
+
+    /// The highest window logit of the tokens pushed.
+    pub fn finish(self) -> f32 {
+        if self.n == 0 {
+            return self.lin.bias;
+        }
+        let mut best = self.best;
+        if self.last_eval != self.n {
+            best = best.max(window_logit(self.lin.bias, self.sum, self.n.min(WINDOW)));
         }
         best
     }
@@ -182,16 +228,14 @@ static WORD: [u8; 256] = {
 /// Calls `f(unigram_hash, bigram_hash)` for each token: runs of letters and digits (and any
 /// non-ASCII byte) lowercased, and each run of ASCII punctuation.
 pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
     let b = text.as_bytes();
     let n = b.len();
-    let mut prev = 0x5151_5151u64;
+    let mut prev = START_PREV;
     let mut i = 0;
     while i < n {
         let c = b[i];
         if WORD[usize::from(c)] != 0 {
-            let mut h = OFFSET;
+            let mut h = FNV_OFFSET;
             let start = i;
             let cut = (start + MAX_TOKEN).min(n);
             for &x in &b[start..cut] {
@@ -199,7 +243,7 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
                 if l == 0 {
                     break;
                 }
-                h = (h ^ u64::from(l)).wrapping_mul(PRIME);
+                h = (h ^ u64::from(l)).wrapping_mul(FNV_PRIME);
                 i += 1;
             }
             if i == cut {
@@ -207,18 +251,18 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
                     i += 1;
                 }
             }
-            f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
+            f(h, bigram(prev, h));
             prev = h;
         } else if c.is_ascii_whitespace() {
             i += 1;
         } else {
             // A run of punctuation is one token (its first few bytes), so a markdown table rule
             // or an ASCII drawing is one feature rather than dozens.
-            let mut h = OFFSET ^ 0xFF00;
+            let mut h = PUNCT_OFFSET;
             let start = i;
             while i < n && b[i].is_ascii_punctuation() {
                 if i - start < 4 {
-                    h = (h ^ u64::from(b[i])).wrapping_mul(PRIME);
+                    h = (h ^ u64::from(b[i])).wrapping_mul(FNV_PRIME);
                 }
                 i += 1;
             }
@@ -227,7 +271,7 @@ pub fn features(text: &str, mut f: impl FnMut(u64, u64)) {
                 i += 1;
                 continue;
             }
-            f(h, prev.rotate_left(23) ^ h ^ 0x2545_F491_4F6C_DD1D);
+            f(h, bigram(prev, h));
             prev = h;
         }
     }

@@ -217,18 +217,40 @@ pub struct Prescan {
 /// windows' [`crate::reach::stretch`]). Once one answer is known to be "no fast path" or "may
 /// hold one", the other is left to its own check and the stretch is left unknown.
 pub fn prescan(b: &[u8]) -> Prescan {
+    prescan_features(b, |_, _| {}).0
+}
+
+/// [`prescan`], which also hands `f` the model's token features of `b`
+/// ([`crate::model::features`]). The second answer says whether the pass reached the end of
+/// `b` on clean ASCII (the fast path): only then has `f` seen every token, in order, exactly as
+/// `features` would give them. Otherwise `f` has seen a prefix and the caller must run the
+/// model's own pass.
+pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool) {
+    use crate::model::{FNV_OFFSET, FNV_PRIME, MAX_TOKEN, PUNCT_OFFSET, START_PREV, bigram};
     let class = |c: u8| PRESCAN[usize::from(c)] & 7;
     let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
-    let no_fast = |b: &[u8]| Prescan {
-        fast: false,
-        may_encode: crate::decode::may_contain_encoding(b),
-        stretch: None,
+    let no_fast = |b: &[u8]| {
+        let p = Prescan {
+            fast: false,
+            may_encode: crate::decode::may_contain_encoding(b),
+            stretch: None,
+        };
+        (p, false)
     };
-    let encoded = |b: &[u8]| Prescan {
-        fast: fast_path_ok(b),
-        may_encode: true,
-        stretch: None,
+    let encoded = |b: &[u8]| {
+        let p = Prescan {
+            fast: fast_path_ok(b),
+            may_encode: true,
+            stretch: None,
+        };
+        (p, false)
     };
+    // The model's token stream: the previous token's hash, and the hash and length of the run
+    // of punctuation being read (on clean ASCII every byte that is neither a letter, a digit
+    // nor whitespace is punctuation).
+    let mut prev = START_PREV;
+    let mut punct = PUNCT_OFFSET;
+    let mut punct_len = 0usize;
     // The current and the longest run of whitespace.
     let (mut space, mut widest) = (0usize, 1usize);
     let mut single_run = 0u8;
@@ -242,47 +264,111 @@ pub fn prescan(b: &[u8]) -> Prescan {
         let k = PRESCAN[usize::from(b[i])];
         if k & P_ALNUM != 0 {
             space = 0;
-            let start = i;
-            let mut seen = 0u8;
-            for &c in &b[start..] {
-                let k = PRESCAN[usize::from(c)];
-                if k & P_ALNUM == 0 {
-                    break;
-                }
-                seen |= k;
-                i += 1;
+            if punct_len > 0 {
+                f(punct, bigram(prev, punct));
+                prev = punct;
+                punct_len = 0;
             }
-            three |= seen & P_THREE != 0;
-            let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
-            if letters && digits {
-                return no_fast(b);
-            }
-            if i - start == 1 {
-                if letters {
-                    let p = start;
-                    if p >= 2
-                        && is_spacer(b[p - 1])
-                        && alnum(b[p - 2])
-                        && (p < 3 || !alnum(b[p - 3]))
-                    {
-                        single_run = single_run.saturating_add(1);
-                    } else {
-                        single_run = 1;
+            // Words separated by single spaces are read in this inner loop, without the general
+            // dispatch at the top of the outer one (which, for the next word, would find the
+            // whitespace run at 0 and no punctuation run open, as they are here).
+            loop {
+                let start = i;
+                let mut seen = 0u8;
+                // The word's hash covers its first MAX_TOKEN bytes, lowercased (`| 0x20` lowercases
+                // an ASCII letter and leaves a digit as it is).
+                let mut h = FNV_OFFSET;
+                let cut = (start + MAX_TOKEN).min(n);
+                // One index for the loop and the position (`i` is `start` here).
+                while i < cut {
+                    let c = b[i];
+                    let k = PRESCAN[usize::from(c)];
+                    if k & P_ALNUM == 0 {
+                        break;
                     }
-                    if single_run >= 4 {
-                        return no_fast(b);
+                    seen |= k;
+                    h = (h ^ u64::from(c | 0x20)).wrapping_mul(FNV_PRIME);
+                    i += 1;
+                }
+                if i == cut {
+                    for &c in &b[cut..] {
+                        let k = PRESCAN[usize::from(c)];
+                        if k & P_ALNUM == 0 {
+                            break;
+                        }
+                        seen |= k;
+                        i += 1;
                     }
                 }
-            } else if letters {
-                single_run = 0;
+                f(h, bigram(prev, h));
+                prev = h;
+                three |= seen & P_THREE != 0;
+                let (letters, digits) = (seen & LETTER != 0, seen & DIGIT != 0);
+                if letters && digits {
+                    return no_fast(b);
+                }
+                if i - start == 1 {
+                    if letters {
+                        let p = start;
+                        if p >= 2
+                            && is_spacer(b[p - 1])
+                            && alnum(b[p - 2])
+                            && (p < 3 || !alnum(b[p - 3]))
+                        {
+                            single_run = single_run.saturating_add(1);
+                        } else {
+                            single_run = 1;
+                        }
+                        if single_run >= 4 {
+                            return no_fast(b);
+                        }
+                    }
+                } else if letters {
+                    single_run = 0;
+                }
+                // The common case, one space and then another word, handled here rather than by the
+                // general step below (which it matches: the space ends the run of base64-alphabet
+                // bytes, the whitespace run it starts is 1 long, at most `widest`'s start, and the
+                // next byte, a letter or digit, sets it back to 0).
+                if i + 1 < n && b[i] == b' ' && PRESCAN[usize::from(b[i + 1])] & P_ALNUM != 0 {
+                    if i > run_start {
+                        if i - run_start >= crate::decode::MIN_RUN {
+                            return encoded(b);
+                        }
+                        if (three || b[i - 1] | 0x20 == b'r')
+                            && crate::decode::rot13_hint_at(b, run_start, i)
+                        {
+                            return encoded(b);
+                        }
+                    }
+                    i += 1;
+                    run_start = i;
+                    three = false;
+                    continue;
+                }
+                break;
             }
             continue;
         }
         if k & P_SPACE != 0 {
             space += 1;
             widest = widest.max(space);
+            if punct_len > 0 {
+                f(punct, bigram(prev, punct));
+                prev = punct;
+                punct_len = 0;
+            }
         } else {
             space = 0;
+            // Punctuation on clean ASCII (a byte of any other kind ends the fast path just
+            // below, and with it the token stream's use).
+            if punct_len == 0 {
+                punct = PUNCT_OFFSET;
+            }
+            if punct_len < 4 {
+                punct = (punct ^ u64::from(b[i])).wrapping_mul(FNV_PRIME);
+            }
+            punct_len += 1;
         }
         match k & 7 {
             BAD => return no_fast(b),
@@ -331,12 +417,16 @@ pub fn prescan(b: &[u8]) -> Prescan {
     let enc = n > run_start
         && (n - run_start >= crate::decode::MIN_RUN
             || crate::decode::rot13_hint_at(b, run_start, n));
-    Prescan {
+    if punct_len > 0 {
+        f(punct, bigram(prev, punct));
+    }
+    let p = Prescan {
         fast: true,
         may_encode: enc,
         // Every byte was clean ASCII (a fast path sees no other).
         stretch: Some((widest <= 8).then_some(widest)),
-    }
+    };
+    (p, true)
 }
 
 fn is_spacer(c: u8) -> bool {
@@ -724,6 +814,82 @@ mod tests {
             }
         }
         assert!(stretches > 1000, "{stretches}");
+    }
+
+    #[test]
+    fn prescan_features_are_the_models_features_on_the_fast_path() {
+        let pieces = [
+            "word",
+            "Word",
+            "WORD",
+            "other",
+            "a",
+            "I",
+            "42",
+            "1999",
+            " ",
+            "  ",
+            "\n",
+            "\t",
+            "\r\n",
+            ".",
+            ",",
+            "!",
+            "?!",
+            "...",
+            "-----",
+            "====>",
+            "|",
+            "(",
+            ")",
+            "\"",
+            "'",
+            "#",
+            "~",
+            "`",
+            "{}",
+            "[x]",
+            "Supercalifragilisticexpialidocious",
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuv",
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMNOPQRSTUVW",
+            "\u{e9}",
+            "\x01",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut complete, mut long_words) = (0, 0);
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..(next() % 24) {
+                t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let mut got = Vec::new();
+            let (p, done) = prescan_features(t.as_bytes(), |u, b| got.push((u, b)));
+            assert_eq!(p, prescan(t.as_bytes()), "{t:?}");
+            if !done {
+                assert!(!p.fast || p.may_encode, "{t:?}");
+                continue;
+            }
+            assert!(p.fast, "{t:?}");
+            let mut want = Vec::new();
+            crate::model::features(&t, |u, b| want.push((u, b)));
+            assert_eq!(got, want, "{t:?}");
+            complete += 1;
+            if t.split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w.len() > crate::model::MAX_TOKEN)
+            {
+                long_words += 1;
+            }
+        }
+        assert!(
+            complete > 2000 && long_words > 100,
+            "{complete} {long_words}"
+        );
     }
 
     #[test]

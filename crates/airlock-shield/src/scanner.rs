@@ -10,7 +10,7 @@ use crate::crisis::CrisisResponse;
 use crate::decode;
 use crate::flags::Flags;
 use crate::model::{Model, sigmoid};
-use crate::normalize::{normalize, normalize_checked, prescan};
+use crate::normalize::{normalize, normalize_checked, prescan_features};
 use crate::result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, Verdict, round3};
 use crate::rules::{BUILTIN, Kind, RuleSet};
 
@@ -116,8 +116,10 @@ impl Scanner {
         };
 
         // One pass answers the normaliser's fast-path check and the encoding check, and on clean
-        // ASCII gives the rules the whitespace stretch of their windows.
-        let pre = prescan(text.as_bytes());
+        // ASCII gives the rules the whitespace stretch of their windows and the model its score
+        // (the fast path leaves the text as it is, so the model's text is this one).
+        let mut scorer = self.model.scorer(dir);
+        let (pre, scored) = prescan_features(text.as_bytes(), |u, b| scorer.push(u, b));
         // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
         // text is not searched for it.
         if dir == Direction::User && crate::soup::token_soup(text) {
@@ -151,7 +153,12 @@ impl Scanner {
                 );
             });
         }
-        logit = logit.max(self.model.logit(&norm.text, dir));
+        let text_logit = if scored && !norm.changed() {
+            scorer.finish()
+        } else {
+            self.model.logit(&norm.text, dir)
+        };
+        logit = logit.max(text_logit);
 
         if let Some(hidden) = &norm.hidden {
             let hn = normalize(hidden);
