@@ -107,7 +107,9 @@ fn parts(c: &mut Criterion) {
     });
     // 32 independent receipts signed together (one per session of a writer's round), per batch.
     let many: Vec<&[u8]> = (0..32).map(|_| unsigned.as_slice()).collect();
-    g.bench_function("sign_many_32", |b| b.iter(|| black_box(key.sign_many(&many))));
+    g.bench_function("sign_many_32", |b| {
+        b.iter(|| black_box(key.sign_many(&many)))
+    });
     g.bench_function("parse", |b| b.iter(|| black_box(Receipt::parse(&bytes))));
     g.bench_function("verify_strict", |b| {
         b.iter(|| black_box(vk.verify_strict(&unsigned, &sig)))
