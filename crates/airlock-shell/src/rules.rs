@@ -1193,26 +1193,30 @@ mod tests {
         assert!(hits > 500, "{hits}");
     }
 
+    /// Made-up command text: the built-in rules' keywords, a few path pieces and printable ASCII.
+    fn keyword_text() -> impl Strategy<Value = String> {
+        let keywords: Vec<String> = BUILTIN_TABLE
+            .iter()
+            .flat_map(|r| r.keywords().map(str::to_string))
+            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
+            .collect();
+        prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(keywords),
+                Just(" ".to_string()),
+                "[ -~\t\n\x0b\x0c\r]{0,4}",
+            ],
+            1..10,
+        )
+        .prop_map(|pieces| pieces.concat())
+    }
+
     proptest! {
         /// The same on made-up texts built from the rules' keywords and printable ASCII.
         #[test]
         fn matchers_agree_with_meta_regexes_on_any_ascii_text(
-            pieces in prop::collection::vec(
-                prop_oneof![
-                    prop::sample::select(
-                        BUILTIN_TABLE
-                            .iter()
-                            .flat_map(|r| r.keywords().map(str::to_string))
-                            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
-                            .collect::<Vec<_>>()
-                    ),
-                    " ",
-                    "[ -~\t\n\x0b\x0c\r]{0,4}",
-                ],
-                1..10,
-            ),
+            text in keyword_text(),
         ) {
-            let text = pieces.concat();
             for (id, m, r) in both_engines() {
                 prop_assert_eq!(m.is_match(&text), r.is_match(&text), "{} on {:?}", id, text);
             }
@@ -1221,22 +1225,8 @@ mod tests {
         /// The same on made-up texts built from the rules' keywords and printable ASCII.
         #[test]
         fn ascii_forms_agree_with_unicode_on_any_ascii_text(
-            pieces in prop::collection::vec(
-                prop_oneof![
-                    prop::sample::select(
-                        BUILTIN_TABLE
-                            .iter()
-                            .flat_map(|r| r.keywords().map(str::to_string))
-                            .chain(["/".to_string(), " -rf ".to_string(), "~/".to_string()])
-                            .collect::<Vec<_>>()
-                    ),
-                    " ",
-                    "[ -~\t\n\x0b\x0c\r]{0,4}",
-                ],
-                1..10,
-            ),
+            text in keyword_text(),
         ) {
-            let text = pieces.concat();
             let set = crate::Analyzer::builtin()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?
                 .rules();
