@@ -173,6 +173,9 @@ fn fast_path_ok(b: &[u8]) -> bool {
 const P_RUN: u8 = 8;
 const P_THREE: u8 = 16;
 const P_ESCAPE: u8 = 32;
+/// On a capital letter, the same bit as [`P_ESCAPE`] (which only `%` and `\` carry, and which
+/// is only read on bytes that are not letters or digits): the word loop gathers it for free.
+const P_UPPER: u8 = P_ESCAPE;
 const P_ALNUM: u8 = 64;
 const P_SPACE: u8 = 128;
 
@@ -190,6 +193,9 @@ static PRESCAN: [u8; 256] = {
         }
         if b.is_ascii_alphanumeric() {
             t[c] |= P_ALNUM;
+        }
+        if b.is_ascii_uppercase() {
+            t[c] |= P_UPPER;
         }
         if b.is_ascii_whitespace() {
             t[c] |= P_SPACE;
@@ -217,13 +223,13 @@ pub struct Prescan {
 /// windows' [`crate::reach::stretch`]). Once one answer is known to be "no fast path" or "may
 /// hold one", the other is left to its own check and the stretch is left unknown.
 pub fn prescan(b: &[u8]) -> Prescan {
-    prescan_features(b, |_, _| {}).0
+    prescan_features(b, false, |_, _| {}).0
 }
 
 /// Whether the word `w` (letters and digits) holds a lowercase pair then a capital.
 fn camel_in(w: &[u8]) -> bool {
     w.windows(3).any(|x| {
-        x[0].is_ascii_lowercase() && x[1].is_ascii_lowercase() && x[2].is_ascii_uppercase()
+        x[2].is_ascii_uppercase() && x[1].is_ascii_lowercase() && x[0].is_ascii_lowercase()
     })
 }
 
@@ -231,9 +237,14 @@ fn camel_in(w: &[u8]) -> bool {
 /// ([`crate::model::features`]). The second answer says whether the pass reached the end of
 /// `b` on clean ASCII (the fast path): only then has `f` seen every token, in order, exactly as
 /// `features` would give them. Otherwise `f` has seen a prefix and the caller must run the
-/// model's own pass. The third answer, meaningful only when the second is true, is
-/// [`crate::soup::any_rare`] of `b` (whether it holds one of token soup's rare shapes).
-pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool, bool) {
+/// model's own pass. The third answer, meaningful only when the second is true and `soup` was
+/// asked for, is [`crate::soup::any_rare`] of `b` (whether it holds one of token soup's rare
+/// shapes; tool text is not searched for soup, so its scans skip the capital-letter check).
+pub fn prescan_features(
+    b: &[u8],
+    soup: bool,
+    mut f: impl FnMut(u64, u64),
+) -> (Prescan, bool, bool) {
     use crate::model::{FNV_OFFSET, FNV_PRIME, MAX_TOKEN, PUNCT_OFFSET, START_PREV, bigram};
     let class = |c: u8| PRESCAN[usize::from(c)] & 7;
     let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
@@ -295,8 +306,6 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
             loop {
                 let start = i;
                 let mut seen = 0u8;
-                // The AND of the word's bytes: bit 0x20 clear when it holds a capital.
-                let mut all = 0xFFu8;
                 // The word's hash covers its first MAX_TOKEN bytes, lowercased (`| 0x20` lowercases
                 // an ASCII letter and leaves a digit as it is).
                 let mut h = FNV_OFFSET;
@@ -309,7 +318,6 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
                         break;
                     }
                     seen |= k;
-                    all &= c;
                     h = (h ^ u64::from(c | 0x20)).wrapping_mul(FNV_PRIME);
                     i += 1;
                 }
@@ -320,11 +328,10 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
                             break;
                         }
                         seen |= k;
-                        all &= c;
                         i += 1;
                     }
                 }
-                if all & 0x20 == 0 && i - start >= 3 && camel_in(&b[start..i]) {
+                if soup && seen & P_UPPER != 0 && i - start >= 3 && camel_in(&b[start..i]) {
                     rare = true;
                 }
                 f(h, bigram(prev, h));
@@ -897,7 +904,7 @@ mod tests {
                 t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
             }
             let mut got = Vec::new();
-            let (p, done, _) = prescan_features(t.as_bytes(), |u, b| got.push((u, b)));
+            let (p, done, _) = prescan_features(t.as_bytes(), false, |u, b| got.push((u, b)));
             assert_eq!(p, prescan(t.as_bytes()), "{t:?}");
             if !done {
                 assert!(!p.fast || p.may_encode, "{t:?}");
@@ -936,7 +943,7 @@ mod tests {
         };
         let (mut complete, mut yes) = (0, 0);
         let mut check = |t: &[u8]| {
-            let (_, done, rare) = prescan_features(t, |_, _| {});
+            let (_, done, rare) = prescan_features(t, true, |_, _| {});
             if done {
                 let want = crate::soup::any_rare(t);
                 assert_eq!(rare, want, "{:?}", String::from_utf8_lossy(t));
@@ -967,7 +974,7 @@ mod tests {
             if !c.is_ascii_alphanumeric() {
                 let t = [c, c, c];
                 assert!(crate::soup::any_rare(&t), "{c}");
-                let (_, done, rare) = prescan_features(&t, |_, _| {});
+                let (_, done, rare) = prescan_features(&t, true, |_, _| {});
                 assert!(done && rare, "{c}");
             }
         }
