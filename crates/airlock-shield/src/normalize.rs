@@ -173,6 +173,9 @@ fn fast_path_ok(b: &[u8]) -> bool {
 const P_RUN: u8 = 8;
 const P_THREE: u8 = 16;
 const P_ESCAPE: u8 = 32;
+/// On a capital letter, the same bit as [`P_ESCAPE`] (which only `%` and `\` carry, and which
+/// is only read on bytes that are not letters or digits): the word loop gathers it for free.
+const P_UPPER: u8 = P_ESCAPE;
 const P_ALNUM: u8 = 64;
 const P_SPACE: u8 = 128;
 
@@ -190,6 +193,9 @@ static PRESCAN: [u8; 256] = {
         }
         if b.is_ascii_alphanumeric() {
             t[c] |= P_ALNUM;
+        }
+        if b.is_ascii_uppercase() {
+            t[c] |= P_UPPER;
         }
         if b.is_ascii_whitespace() {
             t[c] |= P_SPACE;
@@ -217,15 +223,28 @@ pub struct Prescan {
 /// windows' [`crate::reach::stretch`]). Once one answer is known to be "no fast path" or "may
 /// hold one", the other is left to its own check and the stretch is left unknown.
 pub fn prescan(b: &[u8]) -> Prescan {
-    prescan_features(b, |_, _| {}).0
+    prescan_features(b, false, |_, _| {}).0
+}
+
+/// Whether the word `w` (letters and digits) holds a lowercase pair then a capital.
+fn camel_in(w: &[u8]) -> bool {
+    w.windows(3).any(|x| {
+        x[2].is_ascii_uppercase() && x[1].is_ascii_lowercase() && x[0].is_ascii_lowercase()
+    })
 }
 
 /// [`prescan`], which also hands `f` the model's token features of `b`
 /// ([`crate::model::features`]). The second answer says whether the pass reached the end of
 /// `b` on clean ASCII (the fast path): only then has `f` seen every token, in order, exactly as
 /// `features` would give them. Otherwise `f` has seen a prefix and the caller must run the
-/// model's own pass.
-pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool) {
+/// model's own pass. The third answer, meaningful only when the second is true and `soup` was
+/// asked for, is [`crate::soup::any_rare`] of `b` (whether it holds one of token soup's rare
+/// shapes; tool text is not searched for soup, so its scans skip the capital-letter check).
+pub fn prescan_features(
+    b: &[u8],
+    soup: bool,
+    mut f: impl FnMut(u64, u64),
+) -> (Prescan, bool, bool) {
     use crate::model::{FNV_OFFSET, FNV_PRIME, MAX_TOKEN, PUNCT_OFFSET, START_PREV, bigram};
     let class = |c: u8| PRESCAN[usize::from(c)] & 7;
     let alnum = |c: u8| matches!(class(c), LETTER | DIGIT);
@@ -235,7 +254,7 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
             may_encode: crate::decode::may_contain_encoding(b),
             stretch: None,
         };
-        (p, false)
+        (p, false, false)
     };
     let encoded = |b: &[u8]| {
         let p = Prescan {
@@ -243,7 +262,7 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
             may_encode: true,
             stretch: None,
         };
-        (p, false)
+        (p, false, false)
     };
     // The model's token stream: the previous token's hash, and the hash and length of the run
     // of punctuation being read (on clean ASCII every byte that is neither a letter, a digit
@@ -251,6 +270,10 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
     let mut prev = START_PREV;
     let mut punct = PUNCT_OFFSET;
     let mut punct_len = 0usize;
+    // Token soup's rare shapes, on clean ASCII: three punctuation bytes in a row (every byte
+    // that is not a letter, digit or whitespace is punctuation there), a lowercase pair then a
+    // capital (inside one word), and a letter, one strong symbol and a letter.
+    let mut rare = false;
     // The current and the longest run of whitespace.
     let (mut space, mut widest) = (0usize, 1usize);
     let mut single_run = 0u8;
@@ -265,6 +288,14 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
         if k & P_ALNUM != 0 {
             space = 0;
             if punct_len > 0 {
+                if punct_len == 1
+                    && i >= 2
+                    && b[i].is_ascii_alphabetic()
+                    && b[i - 2].is_ascii_alphabetic()
+                    && crate::soup::is_strong(b[i - 1])
+                {
+                    rare = true;
+                }
                 f(punct, bigram(prev, punct));
                 prev = punct;
                 punct_len = 0;
@@ -299,6 +330,9 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
                         seen |= k;
                         i += 1;
                     }
+                }
+                if soup && seen & P_UPPER != 0 && i - start >= 3 && camel_in(&b[start..i]) {
+                    rare = true;
                 }
                 f(h, bigram(prev, h));
                 prev = h;
@@ -369,6 +403,7 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
                 punct = (punct ^ u64::from(b[i])).wrapping_mul(FNV_PRIME);
             }
             punct_len += 1;
+            rare |= punct_len >= 3;
         }
         match k & 7 {
             BAD => return no_fast(b),
@@ -426,7 +461,7 @@ pub fn prescan_features(b: &[u8], mut f: impl FnMut(u64, u64)) -> (Prescan, bool
         // Every byte was clean ASCII (a fast path sees no other).
         stretch: Some((widest <= 8).then_some(widest)),
     };
-    (p, true)
+    (p, true, rare)
 }
 
 fn is_spacer(c: u8) -> bool {
@@ -869,7 +904,7 @@ mod tests {
                 t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
             }
             let mut got = Vec::new();
-            let (p, done) = prescan_features(t.as_bytes(), |u, b| got.push((u, b)));
+            let (p, done, _) = prescan_features(t.as_bytes(), false, |u, b| got.push((u, b)));
             assert_eq!(p, prescan(t.as_bytes()), "{t:?}");
             if !done {
                 assert!(!p.fast || p.may_encode, "{t:?}");
@@ -889,6 +924,63 @@ mod tests {
         assert!(
             complete > 2000 && long_words > 100,
             "{complete} {long_words}"
+        );
+    }
+
+    #[test]
+    fn prescan_rare_is_soups_rare_on_the_fast_path() {
+        let pieces = [
+            "word", "Word", "WORD", "aB", "abC", "xyZw", "a", "I", "42", "ab3C", " ", "  ", "\n",
+            "\t", "\r\n", ".", ",", "...", "?!", "-", "]", "(", "_", "\"", "'", "\\", "{", "@",
+            "#", "=", "+", "~", "`", "|", "^", "*", "$", "%", "<", ">", "/", ":", ";", "&",
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut complete, mut yes) = (0, 0);
+        let mut check = |t: &[u8]| {
+            let (_, done, rare) = prescan_features(t, true, |_, _| {});
+            if done {
+                let want = crate::soup::any_rare(t);
+                assert_eq!(rare, want, "{:?}", String::from_utf8_lossy(t));
+                complete += 1;
+                yes += usize::from(want);
+            }
+        };
+        for _ in 0..30_000 {
+            let mut t = String::new();
+            for _ in 0..(next() % 16) {
+                t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            check(t.as_bytes());
+            // Any printable ASCII byte or whitespace, including long words.
+            let mut u = Vec::new();
+            for _ in 0..(next() % 70) {
+                let r = next();
+                u.push(match r % 4 {
+                    0 => b' ',
+                    1 => b'a' + (r >> 8) as u8 % 26,
+                    _ => 0x20 + (r >> 8) as u8 % 95,
+                });
+            }
+            check(&u);
+        }
+        // Every clean punctuation byte is one of soup's punctuation characters.
+        for c in 0x21..0x7fu8 {
+            if !c.is_ascii_alphanumeric() {
+                let t = [c, c, c];
+                assert!(crate::soup::any_rare(&t), "{c}");
+                let (_, done, rare) = prescan_features(&t, true, |_, _| {});
+                assert!(done && rare, "{c}");
+            }
+        }
+        assert!(
+            complete > 15_000 && yes > 3000 && yes + 3000 < complete,
+            "{complete} {yes}"
         );
     }
 

@@ -119,10 +119,21 @@ impl Scanner {
         // ASCII gives the rules the whitespace stretch of their windows and the model its score
         // (the fast path leaves the text as it is, so the model's text is this one).
         let mut scorer = self.model.scorer(dir);
-        let (pre, scored) = prescan_features(text.as_bytes(), |u, b| scorer.push(u, b));
+        let (pre, scored, rare) =
+            prescan_features(text.as_bytes(), dir == Direction::User, |u, b| {
+                scorer.push(u, b)
+            });
         // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
-        // text is not searched for it.
-        if dir == Direction::User && crate::soup::token_soup(text) {
+        // text is not searched for it. When the prescan read the whole text it also found
+        // whether the text holds one of soup's rare shapes, so soup's own first pass is spared.
+        let soup = || {
+            if scored {
+                crate::soup::token_soup_given(text, rare)
+            } else {
+                crate::soup::token_soup(text)
+            }
+        };
+        if dir == Direction::User && soup() {
             flags |= Flags::TOKEN_SOUP;
         }
         self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {

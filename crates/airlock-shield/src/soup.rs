@@ -46,6 +46,11 @@ static IS_STRONG: [bool; 256] = {
     t
 };
 
+/// Whether `c` is one of [`STRONG`]'s symbols.
+pub(crate) fn is_strong(c: u8) -> bool {
+    IS_STRONG[usize::from(c)]
+}
+
 /// What one token contributes to its windows.
 #[derive(Clone, Copy, Default)]
 struct Tok {
@@ -247,7 +252,7 @@ impl Window {
 /// 16-bit masks side by side in one word, and the three shapes are found with shifts and ands
 /// on the masks (with the previous chunk's last two bytes in front). The byte-by-byte checks
 /// are kept in the tests as the reference.
-fn any_rare(b: &[u8]) -> bool {
+pub(crate) fn any_rare(b: &[u8]) -> bool {
     // The previous chunk's last two bytes, in the low two bits of each field.
     let mut prev = 0u64;
     let mut chunks = b.chunks_exact(16);
@@ -316,8 +321,14 @@ fn rare_in(acc: u64, prev: u64) -> bool {
 
 /// Whether `text` holds a run of token soup (see the module comment).
 pub fn token_soup(text: &str) -> bool {
+    token_soup_given(text, any_rare(text.as_bytes()))
+}
+
+/// [`token_soup`] given `rare`, [`any_rare`] of `text` (as the prescan finds it on clean
+/// ASCII).
+pub fn token_soup_given(text: &str, rare: bool) -> bool {
     let b = text.as_bytes();
-    if !any_rare(b) {
+    if !rare {
         return false;
     }
     let mut toks: Vec<Tok> = Vec::new();
