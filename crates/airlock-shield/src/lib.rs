@@ -23,6 +23,8 @@ mod result;
 pub mod rules;
 mod scanner;
 pub mod soup;
+#[cfg(test)]
+mod test_rng;
 
 #[cfg(feature = "corpora")]
 pub mod corpus;

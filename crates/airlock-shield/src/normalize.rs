@@ -826,13 +826,7 @@ mod tests {
             "     ",
             "\n\n\n\n\n",
         ];
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let mut stretches = 0;
         for _ in 0..20_000 {
             let mut t = String::new();
@@ -890,13 +884,7 @@ mod tests {
             "\u{e9}",
             "\x01",
         ];
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1Du64);
         let (mut complete, mut long_words) = (0, 0);
         for _ in 0..20_000 {
             let mut t = String::new();
@@ -934,13 +922,7 @@ mod tests {
             "\t", "\r\n", ".", ",", "...", "?!", "-", "]", "(", "_", "\"", "'", "\\", "{", "@",
             "#", "=", "+", "~", "`", "|", "^", "*", "$", "%", "<", ">", "/", ":", ";", "&",
         ];
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let (mut complete, mut yes) = (0, 0);
         let mut check = |t: &[u8]| {
             let (_, done, rare) = prescan_features(t, true, |_, _| {});

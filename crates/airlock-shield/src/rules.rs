@@ -832,19 +832,13 @@ match = ["care about"]
             ] {
                 pieces.push(p.to_string());
             }
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-            let mut next = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed
-            };
+            let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15u64);
             for _ in 0..2000 {
                 let n = (next() % 24) as usize;
                 let mut text = String::new();
                 for _ in 0..n {
                     let p = &pieces[(next() % pieces.len() as u64) as usize];
-                    if next() % 3 == 0 {
+                    if next().is_multiple_of(3) {
                         text.push_str(&p.to_uppercase());
                     } else {
                         text.push_str(p);

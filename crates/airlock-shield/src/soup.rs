@@ -434,13 +434,7 @@ mod tests {
             "a", "b", "Z", "Q", "x", " ", "\n", "[", "]", "(", "_", "\"", "'", ".", ",", "-", "!",
             "?", "é", "3", "word", "Word", "aB", "abC", "a]b", ")(", "...", "\\", "\t", "ab.C",
         ];
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1Du64);
         let mut yes = 0;
         for _ in 0..20_000 {
             let n = (next() % 12) as usize;
@@ -457,7 +451,7 @@ mod tests {
         for _ in 0..5_000 {
             let mut t = String::new();
             while t.len() < 80 {
-                if next() % 8 == 0 {
+                if next().is_multiple_of(8) {
                     t.push_str(pieces[(next() % pieces.len() as u64) as usize]);
                 } else {
                     t.push_str(["the ", "plain ", "x ", "words "][(next() % 4) as usize]);
