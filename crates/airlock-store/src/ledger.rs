@@ -262,31 +262,21 @@ async fn run_writer(mut w: Writer, mut rx: mpsc::Receiver<Cmd>, config: LedgerCo
                     let mut next = Batch::default();
                     next.drain(&mut rx, max);
                     let ahead = w.basis(&staged, &next.appends).map(|basis| {
-                        let reqs = std::mem::take(&mut next.appends);
-                        tokio::task::spawn_blocking(move || {
-                            let sealed = preseal(basis, &reqs);
-                            (reqs, sealed)
-                        })
+                        let reqs = std::sync::Arc::new(std::mem::take(&mut next.appends));
+                        let shared = reqs.clone();
+                        let task =
+                            tokio::task::spawn_blocking(move || preseal(basis, shared.as_slice()));
+                        (reqs, task)
                     });
                     let committed = w.commit(staged).await;
                     answer(replies, committed);
                     let mut sealed = None;
-                    if let Some(h) = ahead {
-                        match h.await {
-                            Ok((reqs, s)) => {
-                                next.appends = reqs;
-                                sealed = s;
-                            }
-                            Err(_) => {
-                                // The sealing thread panicked: its requests are lost with
-                                // it, so their callers get an error rather than no answer.
-                                for reply in next.replies.drain(..) {
-                                    let _ = reply.send(Err(StoreError::Config(
-                                        "sealing ahead failed".into(),
-                                    )));
-                                }
-                            }
-                        }
+                    if let Some((reqs, task)) = ahead {
+                        // A sealing task that failed only loses its work: the requests are
+                        // sealed again in their transaction. Its reference to them is gone once
+                        // it has ended, so this takes them back without a copy.
+                        sealed = task.await.ok().flatten();
+                        next.appends = std::sync::Arc::unwrap_or_clone(reqs);
                     }
                     if !next.is_empty() {
                         carried = Some((next, sealed));
