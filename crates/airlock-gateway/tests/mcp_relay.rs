@@ -337,11 +337,23 @@ async fn resources_and_prompts_are_scanned_like_tool_results() {
     for (method, params) in [
         ("resources/read", json!({"uri": "file:///poisoned.md"})),
         ("prompts/get", json!({"name": "poisoned"})),
+        // The same words base64-encoded as a text/plain blob: a client decodes it for the model.
+        (
+            "resources/read",
+            json!({"uri": "file:///poisoned-blob.txt"}),
+        ),
     ] {
         let a = c.request(method, params).await;
         assert_eq!(a["error"]["data"]["reason"], "MCP_RESULT_INJECTION", "{a}");
         assert!(a.get("result").is_none());
         assert!(!a.to_string().contains("id_rsa"));
+    }
+    // A clean text blob and an image blob (never decoded for the model) pass unchanged.
+    for uri in ["file:///notes-blob.txt", "file:///poisoned-blob.png"] {
+        let a = c.request("resources/read", json!({"uri": uri})).await;
+        let item = &a["result"]["contents"][0];
+        assert!(item["blob"].is_string(), "{a}");
+        assert_eq!(a["result"]["contents"].as_array().unwrap().len(), 1, "{a}");
     }
     c.close().await;
     let blocked = s
@@ -350,7 +362,7 @@ async fn resources_and_prompts_are_scanned_like_tool_results() {
         .iter()
         .filter(|r| r["tool"] == "airlock.scan" && r["decision"] == "deny")
         .count();
-    assert_eq!(blocked, 2);
+    assert_eq!(blocked, 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

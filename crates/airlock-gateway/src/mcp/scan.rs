@@ -53,18 +53,49 @@ impl Kind {
     }
 }
 
-/// The text of a content block: its own text or its embedded resource's text.
+/// The text of a content block: its own text or its embedded resource's text, and the text
+/// a base64 `blob` holds (see [`blob_text`]).
 fn block_text(item: &Value, parts: &mut Vec<String>) {
-    if let Some(t) = item.get("text").and_then(Value::as_str) {
-        parts.push(t.to_string());
+    for holder in [Some(item), item.get("resource")].into_iter().flatten() {
+        if let Some(t) = holder.get("text").and_then(Value::as_str) {
+            parts.push(t.to_string());
+        }
+        if let Some(t) = blob_text(holder) {
+            parts.push(t);
+        }
     }
-    if let Some(t) = item
-        .get("resource")
-        .and_then(|r| r.get("text"))
+}
+
+/// Media types whose bytes are never text a model reads.
+fn binary_media(mime: &str) -> bool {
+    let top = mime.split('/').next().unwrap_or("").trim();
+    ["image", "audio", "video", "font"]
+        .iter()
+        .any(|t| top.eq_ignore_ascii_case(t))
+        || mime.trim().eq_ignore_ascii_case("application/octet-stream")
+}
+
+/// The text inside a resource's base64 `blob`: a server may hand over a document as a blob
+/// (with a textual media type, or none), and a client that decodes it shows the model the same
+/// words a `text` field would. Decoded unless the media type is binary (images, audio, video,
+/// fonts, octet-stream); kept when the bytes are UTF-8. Bytes that do not decode or are not
+/// UTF-8 are no text any client would show a model. The message size limit bounds the work.
+fn blob_text(holder: &Value) -> Option<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+    let blob = holder.get("blob")?.as_str()?;
+    if holder
+        .get("mimeType")
         .and_then(Value::as_str)
+        .is_some_and(binary_media)
     {
-        parts.push(t.to_string());
+        return None;
     }
+    let bytes = STANDARD
+        .decode(blob)
+        .or_else(|_| STANDARD_NO_PAD.decode(blob))
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The text of an answer's `result` that reaches the model.
@@ -608,9 +639,43 @@ mod tests {
             assert!(b.get("result").is_none());
             assert!(!b.to_string().contains("id_rsa"));
         }
-        // Binary contents carry no text to scan.
-        let blob = json!({"jsonrpc": "2.0", "id": 9, "result": {"contents": [{"uri": "file:///a.png", "blob": "aGVsbG8="}]}});
-        assert_eq!(local(c, Kind::Resource, blob), None);
+        // A blob is decoded unless its media type is binary: a text document sent as base64
+        // is read like text, an image is not (whatever its bytes say).
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(PAGE);
+        let blob = |mime: Option<&str>, data: &str| {
+            let mut item = json!({"uri": "file:///doc", "blob": data});
+            if let Some(m) = mime {
+                item["mimeType"] = json!(m);
+            }
+            json!({"jsonrpc": "2.0", "id": 9, "result": {"contents": [item]}})
+        };
+        for mime in [Some("text/plain"), Some("application/json"), None] {
+            let b = local(c, Kind::Resource, blob(mime, &b64)).expect("flagged blob");
+            assert_eq!(
+                b["error"]["data"]["reason"], "MCP_RESULT_INJECTION",
+                "{mime:?}"
+            );
+        }
+        let unpadded = b64.trim_end_matches('=');
+        assert!(local(c, Kind::Resource, blob(Some("text/markdown"), unpadded)).is_some());
+        for mime in ["image/png", "audio/wav", "application/octet-stream"] {
+            assert_eq!(
+                local(c, Kind::Resource, blob(Some(mime), &b64)),
+                None,
+                "{mime}"
+            );
+        }
+        assert_eq!(
+            local(c, Kind::Resource, blob(Some("text/plain"), "aGVsbG8=")),
+            None
+        );
+        // Not base64, or not UTF-8 once decoded: no text a client could show.
+        assert_eq!(local(c, Kind::Resource, blob(None, "%%%not base64")), None);
+        assert_eq!(local(c, Kind::Resource, blob(None, "//79/A==")), None);
+        // Embedded in a tool result too.
+        let call = json!({"jsonrpc": "2.0", "id": 10, "result": {"content": [{"type": "resource", "resource": {"uri": "file:///r", "mimeType": "text/plain", "blob": b64}}]}});
+        assert!(local(c, Kind::Call, call).is_some());
         assert_eq!(Kind::of_method("resources/read"), Some(Kind::Resource));
         assert_eq!(Kind::of_method("tools/list"), None);
     }

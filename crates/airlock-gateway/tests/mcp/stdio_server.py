@@ -1,13 +1,15 @@
 """A small MCP server over stdio, standard library only, for the relay tests.
 
 It speaks line-delimited JSON-RPC 2.0: initialize, tools/list, tools/call, resources/read,
-prompts/get, ping (a resource or prompt whose name holds "poisoned" carries an injection). The
+prompts/get, ping (a resource or prompt whose name holds "poisoned" carries an injection; a
+resource whose name holds "blob" comes base64-encoded, as image/png when it ends in ".png"). The
 description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION so a test can change it between
 runs (tool poisoning). `raw` sends a line as given (to test malformed server output, or to send
 the client a request), and every call, and every answer to such a request, is logged to
 MCP_TEST_LOG so a test can see what reached the server.
 """
 
+import base64
 import json
 import os
 import sys
@@ -86,8 +88,12 @@ for line in sys.stdin:
     elif method == "resources/read":
         uri = msg.get("params", {}).get("uri", "")
         body = ("Release notes. " + INJECTION) if "poisoned" in uri else "Release notes: two bugs fixed."
-        send({"jsonrpc": "2.0", "id": mid, "result": {
-            "contents": [{"uri": uri, "mimeType": "text/markdown", "text": body}]}})
+        if "blob" in uri:
+            mime = "image/png" if uri.endswith(".png") else "text/plain"
+            item = {"uri": uri, "mimeType": mime, "blob": base64.b64encode(body.encode()).decode()}
+        else:
+            item = {"uri": uri, "mimeType": "text/markdown", "text": body}
+        send({"jsonrpc": "2.0", "id": mid, "result": {"contents": [item]}})
     elif method == "prompts/get":
         name = msg.get("params", {}).get("name", "")
         body = ("Summarise this page. " + INJECTION) if "poisoned" in name else "Summarise the release notes."
