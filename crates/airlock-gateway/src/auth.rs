@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::GatewayError;
+use crate::token_cache::TokenCache;
 
 /// The prefix of every token secret, so a leaked one is recognisable (secret scanners).
 pub const TOKEN_PREFIX: &str = "alk_";
@@ -118,6 +119,7 @@ pub struct WebSession {
 #[derive(Clone, Debug)]
 pub struct Auth {
     db: Db,
+    cache: TokenCache,
 }
 
 fn now_ms() -> i64 {
@@ -165,8 +167,24 @@ fn caller_of(row: &TokenRow) -> Result<Caller, GatewayError> {
 }
 
 impl Auth {
+    /// Every check asks the database.
     pub fn new(db: Db) -> Auth {
-        Auth { db }
+        Auth {
+            db,
+            cache: TokenCache::default(),
+        }
+    }
+
+    /// Live tokens are remembered for up to `ttl` (see `token_cache.rs`): a revocation through
+    /// this value takes effect at once, one made elsewhere within `ttl`. Zero turns it off.
+    pub fn with_token_cache(mut self, ttl: std::time::Duration) -> Auth {
+        self.cache = TokenCache::new(ttl);
+        self
+    }
+
+    /// How long a live token may be remembered.
+    pub fn token_cache_ttl(&self) -> std::time::Duration {
+        self.cache.ttl()
     }
 
     pub fn db(&self) -> &Db {
@@ -215,7 +233,11 @@ impl Auth {
 
     /// Revokes a token and ends its web sessions. `false` when unknown or already revoked.
     pub async fn revoke(&self, id: &str) -> Result<bool, GatewayError> {
-        Ok(self.db.token_revoke(id, now_ms()).await?)
+        // Cleared after the database changed, whatever it answered: a lookup racing with the
+        // revocation cannot store a live answer (see `TokenCache::put`).
+        let revoked = self.db.token_revoke(id, now_ms()).await;
+        self.cache.clear();
+        Ok(revoked?)
     }
 
     /// The caller a presented bearer token belongs to, if it is a live token.
@@ -224,6 +246,10 @@ impl Auth {
             return Ok(None);
         }
         let presented = sha256_hex(bearer.as_bytes());
+        if let Some(caller) = self.cache.get(&presented) {
+            return Ok(Some(caller));
+        }
+        let ticket = self.cache.ticket();
         let Some(row) = self.db.token_by_hash(&presented).await? else {
             return Ok(None);
         };
@@ -232,7 +258,11 @@ impl Auth {
         if !bool::from(presented.as_bytes().ct_eq(row.sha256.as_bytes())) {
             return Ok(None);
         }
-        Ok(Some(caller_of(&row)?))
+        let caller = caller_of(&row)?;
+        if let Some(t) = ticket {
+            self.cache.put(&presented, &caller, t);
+        }
+        Ok(Some(caller))
     }
 
     /// Logs in to the web inbox. `None` for a bad token or one that may not decide (agents

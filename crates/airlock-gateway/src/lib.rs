@@ -17,6 +17,7 @@ pub mod openapi;
 pub mod proxy;
 mod routes;
 mod state;
+mod token_cache;
 pub mod url;
 
 use std::future::Future;

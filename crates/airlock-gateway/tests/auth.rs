@@ -1,6 +1,7 @@
 //! `Auth` over real SQLite and PostgreSQL databases: a token's secret is returned once and
 //! stored only hashed; checking refuses tampered, foreign, over-long and revoked tokens; only
-//! approvers and admins get web sessions; logout and revocation end sessions.
+//! approvers and admins get web sessions; logout and revocation end sessions; a node that
+//! remembers live tokens forgets them on its own revocations and within its TTL on others'.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -88,11 +89,51 @@ async fn auth_on(db: Db) {
     assert!(airlock_gateway::token_revoke(&db, &t.id).await.unwrap());
 }
 
+/// A node that remembers live tokens: its own revocations apply at once; one made by another
+/// node (or the CLI) on the same store applies once the time-to-live has passed; what the store
+/// refuses is never remembered.
+async fn cache_on(db: Db) {
+    let ttl = std::time::Duration::from_millis(400);
+    let node = Auth::new(db.clone()).with_token_cache(ttl);
+    let elsewhere = Auth::new(db.clone());
+    assert_eq!(node.token_cache_ttl(), ttl);
+    let a = node.create("agent-a", Role::Agent).await.unwrap();
+    let b = node.create("agent-b", Role::Agent).await.unwrap();
+    assert!(node.check(&a.secret).await.unwrap().is_some());
+    assert!(node.check(&b.secret).await.unwrap().is_some());
+
+    // Revoked on this node: refused at once, and on the next checks too.
+    assert!(node.revoke(&b.id).await.unwrap());
+    for _ in 0..3 {
+        assert!(node.check(&b.secret).await.unwrap().is_none());
+    }
+
+    // Revoked elsewhere: this node still knows `a` as live, but not longer than the TTL.
+    let started = std::time::Instant::now();
+    assert!(node.check(&a.secret).await.unwrap().is_some());
+    assert!(elsewhere.revoke(&a.id).await.unwrap());
+    assert!(elsewhere.check(&a.secret).await.unwrap().is_none());
+    loop {
+        let seen = node.check(&a.secret).await.unwrap();
+        if seen.is_none() {
+            break;
+        }
+        assert!(
+            started.elapsed() < ttl + std::time::Duration::from_millis(200),
+            "a revoked token was still accepted after {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(node.check(&a.secret).await.unwrap().is_none());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_auth() {
     let d = tempfile::tempdir().unwrap();
     let db = Db::open(&StoreOptions::new(d.path())).await.unwrap();
     auth_on(db.clone()).await;
+    cache_on(db.clone()).await;
     db.close().await;
 }
 
@@ -105,5 +146,6 @@ async fn postgres_auth() {
     let opts = StoreOptions::new(d.path()).with_database(Some(pg.url.clone()));
     let db = Db::open(&opts).await.unwrap();
     auth_on(db.clone()).await;
+    cache_on(db.clone()).await;
     db.close().await;
 }

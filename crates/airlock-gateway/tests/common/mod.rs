@@ -110,7 +110,9 @@ async fn launch(
     let db = ledger.db().clone();
     let book = GrantBook::new(db.clone(), GrantConfig::default());
     let broker = Broker::start(ledger, book, policy, config).await.unwrap();
-    let auth = Auth::new(db);
+    // Live tokens remembered far longer than any test: a revocation through the API must
+    // still apply at once (tests/api.rs checks it), as it does in `airlock serve`.
+    let auth = Auth::new(db).with_token_cache(std::time::Duration::from_secs(60));
     let agent = auth.create("agent-1", Role::Agent).await.unwrap().secret;
     let approver = auth.create("alice", Role::Approver).await.unwrap().secret;
     let admin = auth.create("root", Role::Admin).await.unwrap().secret;

@@ -273,7 +273,8 @@ async fn start_proxy(
         BrokerConfig::default(),
     )
     .await?;
-    let auth = Auth::new(db);
+    // As `airlock serve` sets it up (`[serve] token_cache_ms`, default one second).
+    let auth = Auth::new(db).with_token_cache(Duration::from_secs(1));
     let agent = auth.create("bench-agent", Role::Agent).await?.secret;
     let mut pc = ProxyConfig::new(upstream);
     pc.scan = scan;
@@ -390,7 +391,15 @@ async fn serve_conn(mut s: tokio::net::TcpStream, answer: &'static str, delay: D
         }
         buf.drain(..end + length);
         if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+            // tokio's timer counts whole milliseconds, so its 1 ms sleep takes 1–2 ms and the
+            // direct and proxied requests would fall on different ticks; a thread's sleep is
+            // precise to tens of microseconds.
+            if tokio::task::spawn_blocking(move || std::thread::sleep(delay))
+                .await
+                .is_err()
+            {
+                return;
+            }
         }
         if s.write_all(&reply).await.is_err() {
             return;

@@ -42,6 +42,10 @@ pub struct ServeSection {
     pub allow_remote: bool,
     /// Largest request body, in bytes.
     pub max_body: Option<usize>,
+    /// How long a live token may be remembered without asking the store, in milliseconds
+    /// (default 1000; 0 asks on every request). Revocations through this node apply at once;
+    /// revocations made elsewhere (another node, `airlock token revoke`) within this time.
+    pub token_cache_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,9 @@ use std::sync::Arc;
 use airlock_confirm::{Broker, PolicyProvider};
 use airlock_gateway::auth::{Auth, Role};
 use airlock_gateway::{AppState, DEFAULT_MAX_BODY, ServeConfig};
+
+/// How long a live agent or approver token is remembered (see `[serve] token_cache_ms`).
+const DEFAULT_TOKEN_CACHE_MS: u64 = 1000;
 use airlock_grants::{GrantBook, GrantConfig};
 use airlock_policy::Policy;
 use airlock_store::{Ledger, LedgerConfig};
@@ -75,7 +78,9 @@ pub(crate) fn run_node(
         let broker = Broker::start(ledger, book, policy_provider(), broker_config)
             .await
             .context("starting the approval broker")?;
-        let auth = Auth::new(db.clone());
+        let auth = Auth::new(db.clone()).with_token_cache(std::time::Duration::from_millis(
+            file.serve.token_cache_ms.unwrap_or(DEFAULT_TOKEN_CACHE_MS),
+        ));
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("listening on {addr}"))?;
