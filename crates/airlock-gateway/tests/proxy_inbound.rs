@@ -85,6 +85,90 @@ async fn injected_tool_output_is_annotated_and_recorded() {
     assert!(!clean[0].to_string().contains("sunny"));
 }
 
+async fn send_in(h: &Harness, session: &str, body: Value) -> u16 {
+    let r = client()
+        .post(h.u("/v1/chat/completions"))
+        .bearer_auth(&h.agent)
+        .header(airlock_gateway::proxy::SESSION_HEADER, session)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    r.status().as_u16()
+}
+
+fn clean_args(outputs: &[&str]) -> String {
+    let scanned: Vec<Value> = outputs
+        .iter()
+        .map(|o| json!({"role": "tool", "text_sha256": sha256_hex(o.as_bytes()), "verdict": "CLEAN"}))
+        .collect();
+    hash_value(&json!({"scanned": scanned, "handling": "forward"})).unwrap()
+}
+
+/// Clean verdicts of one agent and session within the window share one receipt, in the order
+/// they came; another session gets its own; `flush` records what waits at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clean_verdicts_within_the_window_share_a_receipt() {
+    let h = start("30s", |c| {
+        c.clean_window = std::time::Duration::from_secs(1)
+    })
+    .await;
+    let outputs = ["Weather: sunny.", "Weather: rain.", "Weather: snow."];
+    let began = std::time::Instant::now();
+    for o in outputs {
+        assert_eq!(send_in(&h, "s-one", with_tool_output(o)).await, 200);
+    }
+    assert_eq!(
+        send_in(&h, "s-two", with_tool_output("Weather: fog.")).await,
+        200
+    );
+    let took = began.elapsed();
+    h.proxy.flush().await;
+    let clean: Vec<Value> = h
+        .all_receipts()
+        .await
+        .into_iter()
+        .filter(proxy_support::is_clean_scan)
+        .collect();
+    let of = |s: &str| -> Vec<&Value> { clean.iter().filter(|r| r["session"] == s).collect() };
+    let two = of("s-two");
+    assert_eq!(two.len(), 1);
+    assert_eq!(two[0]["args_sha256"], clean_args(&["Weather: fog."]));
+    let one = of("s-one");
+    if took < std::time::Duration::from_millis(900) {
+        // All three came within one window of the first.
+        assert_eq!(one.len(), 1, "{one:?}");
+        assert_eq!(one[0]["args_sha256"], clean_args(&outputs));
+    } else {
+        // A machine this slow splits them over windows; none is lost or doubled.
+        assert!((1..=3).contains(&one.len()), "{one:?}");
+    }
+    assert_eq!(h.receipts().await.len(), 0);
+}
+
+/// A window of zero records each request's clean verdicts at once, one receipt each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_window_gives_each_request_its_receipt() {
+    let h = start("30s", |c| c.clean_window = std::time::Duration::ZERO).await;
+    for o in ["Weather: sunny.", "Weather: rain."] {
+        assert_eq!(send_in(&h, "s-one", with_tool_output(o)).await, 200);
+    }
+    let clean = h.clean_receipts(2).await;
+    assert_eq!(clean.len(), 2);
+    let mut got: Vec<&str> = clean
+        .iter()
+        .map(|r| r["args_sha256"].as_str().unwrap())
+        .collect();
+    let (a, b) = (
+        clean_args(&["Weather: sunny."]),
+        clean_args(&["Weather: rain."]),
+    );
+    let mut want = vec![a.as_str(), b.as_str()];
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injected_tool_output_can_be_redacted_or_passed() {
     let h = start("30s", |c| c.injection = TextAction::Redact).await;

@@ -39,6 +39,9 @@ pub struct ScanSettings {
     /// Turn inbound scanning off entirely.
     #[serde(default)]
     pub disabled: bool,
+    /// Clean verdicts of one agent and session within this many milliseconds share a receipt
+    /// (default 20, at most 1000; 0: one receipt per request).
+    pub clean_window_ms: Option<u64>,
 }
 
 /// `[proxy.budget]`: limits per agent token and period; absent limits are unlimited.
@@ -123,6 +126,8 @@ pub struct ProxyConfig {
     pub injection: TextAction,
     pub crisis_model: Option<String>,
     pub scan: bool,
+    /// See `ScanSettings::clean_window_ms`.
+    pub clean_window: Duration,
     pub budget: Option<Budget>,
 }
 
@@ -142,6 +147,7 @@ impl ProxyConfig {
             injection: TextAction::Annotate,
             crisis_model: None,
             scan: true,
+            clean_window: Duration::from_millis(20),
             budget: None,
         }
     }
@@ -186,6 +192,14 @@ impl ProxyConfig {
         c.injection = s.scan.injection.unwrap_or(c.injection);
         c.crisis_model = s.scan.crisis_model.clone();
         c.scan = !s.scan.disabled;
+        if let Some(ms) = s.scan.clean_window_ms {
+            if ms > 1000 {
+                return Err(format!(
+                    "proxy.scan.clean_window_ms is {ms}: at most 1000 (what a crash may lose grows with it)"
+                ));
+            }
+            c.clean_window = Duration::from_millis(ms);
+        }
         if let Some(b) = &s.budget {
             c.budget = Some(budget(b)?);
         }
@@ -254,5 +268,15 @@ mod tests {
             ..ProxySettings::default()
         };
         assert!(ProxyConfig::from_settings(&s, Some("http://x")).is_err());
+        // The clean-verdict window: 20 ms unless set, bounded.
+        assert_eq!(c.clean_window, Duration::from_millis(20));
+        let window = |ms: u64| {
+            let mut s = ProxySettings::default();
+            s.scan.clean_window_ms = Some(ms);
+            ProxyConfig::from_settings(&s, Some("http://x")).map(|c| c.clean_window)
+        };
+        assert_eq!(window(0), Ok(Duration::ZERO));
+        assert_eq!(window(1000), Ok(Duration::from_secs(1)));
+        assert!(window(1001).is_err());
     }
 }

@@ -4,14 +4,15 @@
 //! configuration passes, annotates (wraps the text in a warning the model sees), redacts the
 //! flagged spans, or blocks the request. A person in crisis is never blocked or delayed: the
 //! request goes to the trusted model with the crisis guidance first, and the answer starts with
-//! it. Every verdict is a receipt: a flagged one before the request goes on, the clean ones of
-//! a request together, in the background.
+//! it. Every verdict is a receipt: a flagged one before the request goes on, the clean ones in
+//! the background, those of one agent and session within a short window together.
 
 use airlock_ledger::canonical::sha256_hex;
 use airlock_shield::{CrisisAdvice, Direction, ScanResult, Verdict};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use super::clean::Clean;
 use super::config::TextAction;
 use super::gate::Who;
 use super::{Proxy, record};
@@ -211,10 +212,10 @@ impl Proxy {
         .map_err(ApiError::internal)
     }
 
-    /// The clean verdicts of a request, in one receipt appended in the background: a clean
-    /// verdict changes nothing in the request, so it does not wait for the disk (flagged
-    /// verdicts do, above). A failed append is logged and counted in `/metrics`
-    /// (`airlock_proxy_receipts_failed_total`).
+    /// The clean verdicts of a request, recorded in the background (with those of the same
+    /// agent and session in the window, see `clean.rs`): a clean verdict changes nothing in the
+    /// request, so it does not wait for the disk (flagged verdicts do, above). A failed append
+    /// is logged and counted in `/metrics` (`airlock_proxy_receipts_failed_total`).
     fn note_clean(&self, who: &Who, ps: &[Piece], results: &[ScanResult]) {
         let texts: Vec<(&'static str, String)> = ps
             .iter()
@@ -225,14 +226,10 @@ impl Proxy {
         if texts.is_empty() {
             return;
         }
-        let broker = self.broker.clone();
-        let failed = self.receipts_failed.clone();
-        let (agent, session) = (who.agent.clone(), who.session.clone());
-        tokio::spawn(async move {
-            if let Err(e) = record::clean(&broker, &agent, &session, &texts).await {
-                failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::error!(error = %e, agent, "recording clean inbound verdicts");
-            }
+        self.clean.note(Clean {
+            agent: who.agent.clone(),
+            session: who.session.clone(),
+            texts,
         });
     }
 

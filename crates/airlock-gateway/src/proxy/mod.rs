@@ -10,6 +10,7 @@
 //! configuration and never from the client.
 
 mod budget;
+mod clean;
 pub mod config;
 mod gate;
 mod handler;
@@ -41,6 +42,8 @@ pub struct Proxy {
     pub(crate) http: reqwest::Client,
     /// Background receipt appends that failed (clean inbound verdicts), for `/metrics`.
     pub(crate) receipts_failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Where clean inbound verdicts wait to be recorded together.
+    pub(crate) clean: clean::CleanLog,
 }
 
 impl std::fmt::Debug for Proxy {
@@ -54,12 +57,22 @@ impl std::fmt::Debug for Proxy {
 impl Proxy {
     pub fn new(broker: Broker, config: ProxyConfig) -> Result<Proxy, String> {
         let http = upstream::client(&config)?;
+        let receipts_failed: Arc<std::sync::atomic::AtomicU64> = Default::default();
+        let clean =
+            clean::CleanLog::new(broker.clone(), config.clean_window, receipts_failed.clone());
         Ok(Proxy {
             config,
             broker,
             http,
-            receipts_failed: Default::default(),
+            receipts_failed,
+            clean,
         })
+    }
+
+    /// Records every clean inbound verdict still waiting for its window, and returns when they
+    /// are in the ledger (or failed); for a daemon that stops.
+    pub async fn flush(&self) {
+        self.clean.flush().await;
     }
 
     /// Prometheus lines for the proxy's own counters.

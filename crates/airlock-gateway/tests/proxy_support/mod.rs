@@ -263,6 +263,7 @@ pub struct Harness {
     pub agent: String,
     pub approver: String,
     pub upstream: Upstream,
+    pub proxy: std::sync::Arc<Proxy>,
     _dir: tempfile::TempDir,
 }
 
@@ -293,6 +294,7 @@ pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Ha
         max_body: 1024 * 1024,
     };
     let state = AppState::new(broker.clone(), auth, config).with_proxy(proxy);
+    let proxy = state.proxy.clone().unwrap();
     tokio::spawn(async move {
         airlock_gateway::serve_with(l, state, std::future::pending::<()>())
             .await
@@ -305,6 +307,7 @@ pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Ha
         agent,
         approver,
         upstream: up,
+        proxy,
         _dir: dir,
     }
 }

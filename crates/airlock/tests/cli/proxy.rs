@@ -164,3 +164,75 @@ fn serve_with_a_proxy_section_and_airlock_proxy() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--upstream"));
 }
+
+/// Receipts in the store whose body names `tool`.
+fn receipts_naming(db: &Path, tool: &str) -> usize {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let url = format!("sqlite://{}?mode=ro", db.display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let rows: Vec<(String,)> = sqlx::query_as("SELECT body FROM receipts")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        rows.iter()
+            .filter(|(b,)| b.contains(&format!("\"tool\":\"{tool}\"")))
+            .count()
+    })
+}
+
+/// A clean verdict still waiting for its window when the daemon is told to stop (SIGTERM) is
+/// recorded before the process exits.
+#[test]
+fn a_stopping_daemon_records_the_clean_verdicts_still_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = upstream();
+    let agent = token(dir.path());
+    let cfg = dir.path().join("serve.toml");
+    std::fs::write(
+        &cfg,
+        format!("[proxy]\nupstream = \"{up}\"\n[proxy.scan]\nclean_window_ms = 1000\n"),
+    )
+    .unwrap();
+    let (mut serve, url) = start(
+        dir.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    check_answer(&url, &agent);
+    let term = Command::new("kill")
+        .args(["-TERM", &serve.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = serve.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let db = dir.path().join("airlock.db");
+    assert_eq!(receipts_naming(&db, "airlock.proxy.inbound_text"), 1);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("airlock"))
+        .args(["ledger", "verify"])
+        .env("AIRLOCK_DATA_DIR", dir.path())
+        .env_remove("AIRLOCK_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}

@@ -45,6 +45,10 @@ pub struct Args {
     /// Turn inbound text scanning off.
     #[arg(long)]
     no_scan: bool,
+    /// How long the proxy remembers a live agent token (`[serve] token_cache_ms`); 0 looks
+    /// every request's token up in the store.
+    #[arg(long, default_value_t = 1000)]
+    token_cache_ms: u64,
     #[arg(long)]
     json: bool,
 }
@@ -75,7 +79,13 @@ async fn measure(args: Args) -> Result<u8> {
     )
     .await?;
     let dir = tempfile_dir()?;
-    let (proxy_url, agent, broker) = start_proxy(&dir, &upstream, !args.no_scan).await?;
+    let (proxy_url, agent, broker) = start_proxy(
+        &dir,
+        &upstream,
+        !args.no_scan,
+        Duration::from_millis(args.token_cache_ms),
+    )
+    .await?;
     let forwarder_url = start_forwarder(&upstream).await?;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(args.concurrency * 2)
@@ -147,6 +157,7 @@ async fn measure(args: Args) -> Result<u8> {
                 "throughput_ratio_to_forwarder": p_rps / f_rps,
                 "concurrency": args.concurrency,
                 "upstream_ms": args.upstream_ms,
+                "token_cache_ms": args.token_cache_ms,
             })
         );
     } else {
@@ -261,6 +272,7 @@ async fn start_proxy(
     dir: &std::path::Path,
     upstream: &str,
     scan: bool,
+    token_cache: Duration,
 ) -> Result<(String, String, Broker)> {
     let ledger = Ledger::open(&StoreOptions::new(dir), LedgerConfig::default()).await?;
     let db = ledger.db().clone();
@@ -273,8 +285,7 @@ async fn start_proxy(
         BrokerConfig::default(),
     )
     .await?;
-    // As `airlock serve` sets it up (`[serve] token_cache_ms`, default one second).
-    let auth = Auth::new(db).with_token_cache(Duration::from_secs(1));
+    let auth = Auth::new(db).with_token_cache(token_cache);
     let agent = auth.create("bench-agent", Role::Agent).await?.secret;
     let mut pc = ProxyConfig::new(upstream);
     pc.scan = scan;

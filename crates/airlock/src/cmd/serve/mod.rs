@@ -113,7 +113,12 @@ pub(crate) fn run_node(
             let p = airlock_gateway::proxy::Proxy::new(broker, pc).map_err(|e| anyhow::anyhow!(e))?;
             state = state.with_proxy(p);
         }
+        let proxy = state.proxy.clone();
         let result = airlock_gateway::serve_with(listener, state, shutdown_signal()).await;
+        // Clean inbound verdicts still in their window are recorded before the process ends.
+        if let Some(p) = proxy {
+            p.flush().await;
+        }
         if announce_it {
             let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
         }
