@@ -49,6 +49,10 @@ pub struct Args {
     /// every request's token up in the store.
     #[arg(long, default_value_t = 1000)]
     token_cache_ms: u64,
+    /// Clean inbound verdicts of the session within this many milliseconds share a receipt
+    /// (`[proxy.scan] clean_window_ms`); 0 gives each request its own.
+    #[arg(long, default_value_t = 20)]
+    clean_window_ms: u64,
     #[arg(long)]
     json: bool,
 }
@@ -84,6 +88,7 @@ async fn measure(args: Args) -> Result<u8> {
         &upstream,
         !args.no_scan,
         Duration::from_millis(args.token_cache_ms),
+        Duration::from_millis(args.clean_window_ms),
     )
     .await?;
     let forwarder_url = start_forwarder(&upstream).await?;
@@ -158,6 +163,7 @@ async fn measure(args: Args) -> Result<u8> {
                 "concurrency": args.concurrency,
                 "upstream_ms": args.upstream_ms,
                 "token_cache_ms": args.token_cache_ms,
+                "clean_window_ms": args.clean_window_ms,
             })
         );
     } else {
@@ -273,6 +279,7 @@ async fn start_proxy(
     upstream: &str,
     scan: bool,
     token_cache: Duration,
+    clean_window: Duration,
 ) -> Result<(String, String, Broker)> {
     let ledger = Ledger::open(&StoreOptions::new(dir), LedgerConfig::default()).await?;
     let db = ledger.db().clone();
@@ -289,6 +296,7 @@ async fn start_proxy(
     let agent = auth.create("bench-agent", Role::Agent).await?.secret;
     let mut pc = ProxyConfig::new(upstream);
     pc.scan = scan;
+    pc.clean_window = clean_window;
     let proxy = Proxy::new(broker.clone(), pc).map_err(|e| anyhow::anyhow!(e))?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
