@@ -229,6 +229,17 @@ fn prefilter_never_hides_a_rule_on_the_corpora() {
                 .filter_map(|x| x["prompt"].as_str().map(str::to_string)),
         );
     }
+    // BIPIA's attack strings exercise the tool-text injection rules.
+    for file in [
+        "bipia/text_attack_train.json",
+        "bipia/text_attack_test.json",
+    ] {
+        if let Some(src) = read(file) {
+            let v: std::collections::BTreeMap<String, Vec<String>> =
+                serde_json::from_str(&src).unwrap();
+            texts.extend(v.into_values().flatten());
+        }
+    }
     let set = airlock_shield::builtin().unwrap().rules();
     let mut problems = std::collections::BTreeSet::new();
     for t in &texts {
