@@ -856,6 +856,24 @@ impl<'a> Walker<'a> {
         }
         let matched = self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
+        // `pip install reqeusts`: a package named one slip away from a popular one
+        for s in crate::typosquat::suspects(&name, &argv) {
+            self.engine(
+                "package_typosquat",
+                ReasonCode::PackageTyposquat,
+                (Decision::Ask, Tier::Medium, Severity::High),
+                format!(
+                    "`{}` is not a popular {} package, but its name is one typing slip away from the popular `{}`: typosquatted packages run an attacker's code when installed. If you meant `{}`, install that; if `{}` really is the package you need, say why so the user can confirm.",
+                    s.name,
+                    s.ecosystem.label(),
+                    s.like,
+                    s.like,
+                    s.name
+                ),
+                "Check the package's name, owner, age and download count on its registry before approving.",
+                &text,
+            );
+        }
         // files written without a redirect (`tee F`, `cp x F`, `dd of=F`) are judged like `> F`
         for dest in crate::dest::write_destinations(&name, &argv) {
             self.write_target(dest);
