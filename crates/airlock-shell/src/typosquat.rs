@@ -8,10 +8,15 @@
 //! and compares each with them.
 //!
 //! A name is reported when it is not listed and, against a listed name of the same ecosystem:
-//! - differs by one edit (insertion, deletion, substitution or a swap of two adjacent letters),
-//!   both names being at least 5 characters long;
-//! - differs by two such edits, both names being at least 12 characters long;
-//! - is equal once the separators (`-`, `_`, `.`) are removed (`crossenv` for `cross-env`).
+//! - differs by a swap of two adjacent letters (`reqeusts`), a doubled letter (`expresss`) or an
+//!   undoubled one (`urlib3`), both names being at least 5 characters long;
+//! - differs by any other single edit (insertion, deletion, substitution) from a listed name of
+//!   at least 8 characters, keeping its first letter (`colourama`, `scikit-lern`): on shorter
+//!   names one wrong letter is often another real package (`hyper`/`typer`, `serde`/`serve`,
+//!   `uvicorn`/`unicorn`);
+//! - differs by two edits, both names being at least 12 characters long, keeping the first letter;
+//! - is equal once the separators (`-`, `_`, `.`) are removed (`crossenv` for `cross-env`), if
+//!   that leaves at least 5 characters (`md-5` and `md5` are both real crates).
 //!
 //! Never reported: a listed name; names shorter than 4 characters; a name that differs from a
 //! listed one only by trailing digits (`boto`/`boto3`, `psycopg`/`psycopg2`: numbered siblings
@@ -113,7 +118,9 @@ impl Popular {
             if only_trailing_digits_differ(p, candidate) {
                 continue;
             }
-            if strip_separators(p) == bare || slip(p.as_bytes(), candidate.as_bytes()) {
+            if (bare.len() >= 5 && strip_separators(p) == bare)
+                || slip(p.as_bytes(), candidate.as_bytes())
+            {
                 return Some(shown);
             }
         }
