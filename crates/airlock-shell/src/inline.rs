@@ -64,6 +64,9 @@ const SPAWN: &[&str] = &[
     "$`",
     "Deno.Command",
     "Deno.run",
+    // Julia's command literals, R's second process API
+    "run(`",
+    "system2(",
 ];
 const DELETE: &[&str] = &[
     "rmtree",

@@ -702,6 +702,16 @@ mod tests {
                 }
             }
         }
+        // Known real pairs one slip apart; both are listed, so neither is ever reported. They
+        // are the price of catching a digit dropped or added inside a name (`python3-dateutil`
+        // was a real typosquat of `python-dateutil`) and a letter dropped from a long name.
+        let known = [
+            "PyPI: psycopg-binary ~ psycopg2-binary",
+            "PyPI: psycopg2-binary ~ psycopg-binary",
+            "Crates: serde-yaml ~ serde-yml",
+            "Crates: serde-yml ~ serde-yaml",
+        ];
+        clashes.retain(|c| !known.contains(&c.as_str()));
         assert!(clashes.is_empty(), "{clashes:#?}");
     }
 

@@ -35,6 +35,7 @@ fn slips_for_popular_names_ask() {
         ("pipx install poetyr", "`poetry`"),
         ("pipenv install python-dateutill", "`python-dateutil`"),
         ("pip install pythondateutil", "`python-dateutil`"),
+        ("pip install python3-dateutil", "`python-dateutil`"),
         ("pip install 'matplotlbi>=3.8'", "`matplotlib`"),
         ("pip install scikit-lern", "`scikit-learn`"),
         ("pip install -r requirements.txt tensorflwo", "`tensorflow`"),
@@ -141,6 +142,25 @@ fn popular_names_paths_files_and_urls_stay_allowed() {
         "bundle install",
         "echo pip install reqeusts",
         "git commit -m 'pip install reqeusts'",
+    ] {
+        assert_eq!(typosquat(cmd), None, "{cmd}: {:?}", analyse(cmd));
+    }
+}
+
+/// Real packages whose names sit close to a popular one (forks, version siblings, plugins).
+#[test]
+fn real_neighbours_of_popular_names_stay_allowed() {
+    for cmd in [
+        "pip install psycopg-binary psycopg2-binary",
+        "pip install pypdf pypdf2 types-pyyaml flask_cors",
+        "pip install flake8-bugbear pytest-timeout pytest-env",
+        "pip install opencv-python-headless jupyterlab-git",
+        "pip install langchain-openai langchain-community",
+        "npm install lodash.debounce cross-fetch isomorphic-fetch",
+        "npm install esbuild-loader ts-node-dev tsconfig-paths dotenv-cli",
+        "npm install redux-toolkit fastify-cors axios-retry",
+        "cargo add serde_yml tokio-stream",
+        "gem install rubocop-rspec rspec-its pry-byebug",
     ] {
         assert_eq!(typosquat(cmd), None, "{cmd}: {:?}", analyse(cmd));
     }

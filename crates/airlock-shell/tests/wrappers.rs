@@ -1,0 +1,121 @@
+//! Wrappers and carriers that run another command (session 7): tracers, debuggers, user and
+//! sandbox launchers, project runners, remote and container runners, and options whose value is
+//! a program. What they carry is judged like the command typed directly; the same tools doing
+//! ordinary work stay allowed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use airlock_core::Decision;
+use airlock_shell::analyse;
+
+/// Each line carries a recursive delete of `/`, which denies wherever it runs.
+#[test]
+fn carried_commands_are_judged() {
+    for cmd in [
+        "strace -f -e trace=file rm -rf /",
+        "ltrace -o x.txt rm -rf /",
+        "gdb -batch -ex 'shell rm -rf /'",
+        "gdb -ex '!rm -rf /' -ex quit",
+        "gdb --eval-command='shell rm -rf /'",
+        "chrt -i 0 rm -rf /",
+        "chrt -f 10 rm -rf /",
+        "gosu root rm -rf /",
+        "su-exec root rm -rf /",
+        "chpst -u root rm -rf /",
+        "setpriv --reuid=0 rm -rf /",
+        "proot -r /tmp/root -b /dev rm -rf /",
+        "bwrap --bind / / --dev /dev rm -rf /",
+        "faketime '2020-01-01' rm -rf /",
+        "direnv exec . rm -rf /",
+        "dotenv -- rm -rf /",
+        "entr rm -rf / <<< x",
+        "sg wheel -c 'rm -rf /'",
+        "sg wheel 'rm -rf /'",
+        "capsh -- -c 'rm -rf /'",
+        "expect -c 'spawn rm -rf /'",
+        "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'",
+        "tar xf a.tar --to-command='rm -rf /'",
+        "tar --use-compress-program='rm -rf /' -cf x.tar y",
+        "rsync -e 'rm -rf /' a b:",
+        "rsync --rsh='rm -rf /' a b:",
+        "ssh -o ProxyCommand='rm -rf /' host",
+        "ssh -oProxyCommand='rm -rf /' host",
+        "scp -o 'ProxyCommand rm -rf /' a host:",
+        "poetry run rm -rf /",
+        "uv run --with rich rm -rf /",
+        "pipenv run rm -rf /",
+        "bundle exec rm -rf /",
+        "conda run -n base rm -rf /",
+        "npm exec -- rm -rf /",
+        "npx -c 'rm -rf /'",
+        "nix develop -c rm -rf /",
+        "nix-shell -p hello --run 'rm -rf /'",
+        "docker compose exec web rm -rf /",
+        "docker compose -f prod.yml run --rm web rm -rf /",
+        "docker-compose exec -u root web rm -rf /",
+        "lxc exec c1 -- rm -rf /",
+        "incus exec c1 -- rm -rf /",
+        "multipass exec vm -- rm -rf /",
+        "vagrant ssh -c 'rm -rf /'",
+        "gcloud compute ssh vm --command='rm -rf /'",
+        "gcloud compute ssh vm --zone z --command 'rm -rf /'",
+        "ansible web -a 'rm -rf /'",
+        "ansible all -m shell -a 'rm -rf /'",
+        "pdsh -w node[1-4] 'rm -rf /'",
+        "salt '*' cmd.run 'rm -rf /'",
+        "heroku run 'rm -rf /' -a app",
+        "Rscript -e 'system(\"rm -rf /\")'",
+        "julia -e 'run(`rm -rf /`)'",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
+    }
+}
+
+/// The same tools doing ordinary work.
+#[test]
+fn ordinary_use_stays_allowed() {
+    for cmd in [
+        "poetry run pytest -q",
+        "uv run --with rich python script.py",
+        "bundle exec rspec",
+        "conda run -n ml python train.py",
+        "npm exec -- eslint .",
+        "npx -c 'eslint . && prettier --check .'",
+        "nix develop -c cargo build",
+        "nix-shell -p jq --run 'jq . data.json'",
+        "docker compose exec web python manage.py check",
+        "docker compose run --rm web pytest",
+        "docker compose up -d",
+        "lxc exec c1 -- apt-get update",
+        "multipass exec vm -- uname -a",
+        "gcloud compute ssh vm --command 'df -h'",
+        "ansible all -m ping",
+        "ansible web -m shell -a 'uptime'",
+        "ansible web -m copy -a 'src=a dest=/tmp/a'",
+        "pdsh -w node[1-4] uptime",
+        "salt '*' test.ping",
+        "heroku run python manage.py migrate -a myapp",
+        "strace -f -e trace=open,openat ./a.out",
+        "gdb -batch -ex run -ex bt ./a.out",
+        "gdb -p 1234",
+        "tar -I zstd -cf a.tar.zst src",
+        "tar --use-compress-program=pigz -cf a.tgz src",
+        "rsync -avz -e 'ssh -i ~/.ssh/deploy -p 2222' dist/ host:/srv/app/",
+        "ssh -o ProxyCommand='ssh -W %h:%p bastion' app1 uptime",
+        "scp -o ProxyJump=bastion file host:",
+        "sg docker -c 'docker ps'",
+        "gosu app python app.py",
+        "chrt -b 0 make -j4",
+        "chrt -p 1234",
+        "faketime '2024-01-01 00:00:00' date",
+        "bwrap --ro-bind / / --dev /dev --tmpfs /tmp ls /",
+        "expect -c 'spawn ssh host uptime; expect eof'",
+        "capsh --print",
+        "Rscript -e 'print(1+1)'",
+        "julia -e 'println(1)'",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
+    }
+}
