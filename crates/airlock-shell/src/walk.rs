@@ -306,12 +306,20 @@ impl<'a> Walker<'a> {
             self.rule_hits(Target::Pipeline, &text);
             // `echo PATHS | xargs CMD`: the words xargs adds are known
             for i in 1..stages.len() {
-                if let (Some(out), Some((cmd, placeholder))) =
-                    (&stages[i - 1].emits, &stages[i].xargs)
-                {
-                    for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
-                        self.run_argv(argv, depth + 1, None);
+                match (&stages[i - 1].emits, &stages[i].xargs) {
+                    (Some(out), Some((cmd, placeholder))) => {
+                        for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
+                            self.run_argv(argv, depth + 1, None);
+                        }
                     }
+                    // `find … | xargs rm -rf`: the operands are known only at run time, like
+                    // a variable's value, so the command is judged with one standing for them
+                    (None, Some((cmd, placeholder))) => {
+                        for argv in xargs_commands(cmd, placeholder.as_deref(), XARGS_INPUT) {
+                            self.run_argv(argv, depth + 1, None);
+                        }
+                    }
+                    _ => {}
                 }
             }
             // an encoded or generated payload fed to an interpreter
@@ -1405,7 +1413,7 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
             let lines = match (format.as_str(), rest) {
                 (f, []) if !f.contains('%') => f.to_string(),
                 ("%s", r) if !r.is_empty() => r.concat(),
-                ("%s\\n", r) if !r.is_empty() => r.join("\\n"),
+                ("%s\\n" | "%s\\0", r) if !r.is_empty() => r.join("\\n"),
                 _ => return None,
             };
             let mut out = String::with_capacity(lines.len());
@@ -1430,7 +1438,8 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
 
 /// How `xargs` reads its input: `Some(None)` splits it into words appended to the command,
 /// `Some(Some(P))` runs the command once per line with `P` replaced (`-I P`, `-iP`,
-/// `--replace`); `None` for delimiters this reading does not model (`-0`, `-d`, `-a`).
+/// `--replace`); `None` for what this reading does not model (`-d`, `-a`). NUL-separated
+/// input (`-0`) is read as words: what is known of it comes from `printf '%s\0' …`.
 fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
     let mut placeholder = None;
     let mut i = 1;
@@ -1440,7 +1449,7 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
             break;
         }
         match a {
-            "-0" | "--null" | "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
+            "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
             "-I" => {
                 placeholder = argv.get(i + 1).cloned();
                 i += 1;
@@ -1459,6 +1468,9 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
     }
     Some(placeholder)
 }
+
+/// Stands for the words `xargs` reads when they are only known at run time.
+const XARGS_INPUT: &str = "$XARGS_INPUT";
 
 /// The commands `xargs` runs for the literal input `input`.
 fn xargs_commands(cmd: &[String], placeholder: Option<&str>, input: &str) -> Vec<Vec<String>> {

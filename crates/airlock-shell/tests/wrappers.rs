@@ -119,3 +119,46 @@ fn ordinary_use_stays_allowed() {
         assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
     }
 }
+
+/// `… | xargs CMD` with input only known at run time: CMD is judged with a stand-in operand,
+/// like a variable's value, so a recursive delete of whatever arrives asks (tier 1).
+#[test]
+fn xargs_with_unknown_input_is_judged_with_its_operands_unknown() {
+    for cmd in [
+        "find . -type d -name cache | xargs rm -rf",
+        "ls | xargs rm -rf",
+        "cat dirs.txt | xargs -I{} rm -rf {}",
+        "find . -type d -print0 | xargs -0 rm -rf",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Ask, "{cmd}: {a:?}");
+        assert!(
+            a.reasons
+                .iter()
+                .any(|r| r.rule_id == "fs.rm_recursive_workspace"),
+            "{cmd}: {a:?}"
+        );
+    }
+    for cmd in [
+        "find . -name '*.pyc' | xargs rm -f",
+        "find . -name '*.bak' -print0 | xargs -0 rm -f",
+        "find . -name '*.py' | xargs wc -l",
+        "git diff --name-only | xargs -I{} cp {} /tmp/backup/",
+        "ls *.txt | xargs -n1 gzip",
+        "docker ps -q | xargs docker stop",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
+    }
+}
+
+#[test]
+fn known_nul_separated_input_reaches_xargs() {
+    for cmd in [
+        "printf '%s\\0' / | xargs -0 rm -rf",
+        "printf '%s\\0' /etc /usr | xargs --null rm -rf",
+    ] {
+        let a = analyse(cmd);
+        assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
+    }
+}
