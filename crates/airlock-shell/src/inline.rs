@@ -67,6 +67,10 @@ const SPAWN: &[&str] = &[
     // Julia's command literals, R's second process API
     "run(`",
     "system2(",
+    // Elixir and Erlang
+    "System.cmd(",
+    "System.shell(",
+    "os:cmd(",
 ];
 const DELETE: &[&str] = &[
     "rmtree",

@@ -129,7 +129,8 @@ pub fn lang_of(name: &str) -> Option<Lang> {
         "lua" | "luajit" => Lang::Lua,
         "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
         "osascript" | "pwsh" | "powershell" | "tclsh" | "wish" | "Rscript" | "rscript"
-        | "julia" => Lang::Other,
+        | "julia" | "xonsh" | "nu" | "elvish" | "elixir" | "iex" | "erl" | "escript" | "groovy"
+        | "jshell" | "ghci" | "racket" | "guile" | "sbcl" | "clojure" | "bb" => Lang::Other,
         _ => return None,
     })
 }

@@ -720,9 +720,10 @@ impl<'a> Walker<'a> {
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
-                // bash runs PROMPT_COMMAND before every prompt
-                if name == "PROMPT_COMMAND" && !e.text.is_empty() {
-                    self.walk_script(&e.text, depth + 1);
+                // bash runs PROMPT_COMMAND before every prompt; git, less, man and editors
+                // run the programs other variables name
+                if runs_value(&name) && !e.text.is_empty() {
+                    self.walk_script(e.text.trim_start_matches('|'), depth + 1);
                 }
                 if e.dynamic || a.append {
                     self.env.remove(&name);
@@ -897,8 +898,11 @@ impl<'a> Walker<'a> {
                 {
                     self.env.insert(k.to_string(), v.to_string());
                 }
-                if let Some(v) = a.strip_prefix("PROMPT_COMMAND=") {
-                    self.walk_script(v, depth + 1);
+                if let Some((k, v)) = a.split_once('=')
+                    && runs_value(k)
+                    && !v.is_empty()
+                {
+                    self.walk_script(v.trim_start_matches('|'), depth + 1);
                 }
             }
         }
@@ -1294,7 +1298,12 @@ fn download_outputs(fetch: &[String]) -> Vec<String> {
             remote_name = true;
         } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
             // a short cluster: the output letter takes the rest of the word or the next word
-            let letter = if curl_like { 'o' } else { 'O' };
+            // aria2c names its output with `-o` like curl, but saves under the URL's name
+            let letter = if curl_like || name == "aria2c" {
+                'o'
+            } else {
+                'O'
+            };
             if let Some(pos) = a.find(letter) {
                 let rest = &a[pos + 1..];
                 if rest.is_empty() {
@@ -1467,6 +1476,32 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
         i += 1;
     }
     Some(placeholder)
+}
+
+/// Variables whose value is a shell command some program runs: bash's `PROMPT_COMMAND`, git's
+/// ssh, proxy, diff, pager and editor commands, `LESSOPEN`/`LESSCLOSE` input filters (`|CMD`),
+/// and the pager, editor and browser other tools start.
+fn runs_value(name: &str) -> bool {
+    matches!(
+        name,
+        "PROMPT_COMMAND"
+            | "GIT_SSH_COMMAND"
+            | "GIT_SSH"
+            | "GIT_PROXY_COMMAND"
+            | "GIT_EXTERNAL_DIFF"
+            | "GIT_PAGER"
+            | "GIT_EDITOR"
+            | "GIT_SEQUENCE_EDITOR"
+            | "GIT_ASKPASS"
+            | "SSH_ASKPASS"
+            | "PAGER"
+            | "MANPAGER"
+            | "EDITOR"
+            | "VISUAL"
+            | "BROWSER"
+            | "LESSOPEN"
+            | "LESSCLOSE"
+    )
 }
 
 /// Stands for the words `xargs` reads when they are only known at run time.
