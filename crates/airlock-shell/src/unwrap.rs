@@ -467,7 +467,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         "script" => {
             let mut out = Vec::new();
             for (i, a) in argv.iter().enumerate().skip(1) {
-                if a == "-c" || a == "--command" {
+                // `-c CMD`, or a cluster ending in it (`-qc CMD`)
+                let cluster_c =
+                    a.len() > 2 && a.starts_with('-') && !a.starts_with("--") && a.ends_with('c');
+                if a == "-c" || a == "--command" || cluster_c {
                     out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
                 } else if let Some(c) = a.strip_prefix("--command=") {
                     out.push(Inner::Script(c.to_string()));

@@ -32,6 +32,7 @@ fn carried_commands_are_judged() {
         "sg wheel -c 'rm -rf /'",
         "sg wheel 'rm -rf /'",
         "capsh -- -c 'rm -rf /'",
+        "script -qc 'rm -rf /' /dev/null",
         "expect -c 'spawn rm -rf /'",
         "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'",
         "tar xf a.tar --to-command='rm -rf /'",
