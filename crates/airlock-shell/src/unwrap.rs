@@ -911,7 +911,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "find" => find_exec(argv),
-        "git" => git_programs(argv),
+        "git" => {
+            let mut out = git_programs(argv);
+            out.extend(git_subcommand_programs(argv));
+            out
+        }
         _ if is_loader(name) => {
             let at = skip_opts(
                 argv,
@@ -997,7 +1001,7 @@ fn find_exec(argv: &[String]) -> Vec<Inner> {
 
 /// `git -c KEY=VALUE` where the key makes git run a program (`alias.x=!cmd`, `core.pager`,
 /// `core.sshCommand`, …): the value is a script.
-fn git_programs(argv: &[String]) -> Vec<Inner> {
+pub fn git_programs(argv: &[String]) -> Vec<Inner> {
     let mut out = Vec::new();
     let mut i = 1;
     while i < argv.len() {
@@ -1020,6 +1024,69 @@ fn git_programs(argv: &[String]) -> Vec<Inner> {
         i += 1;
     }
     out
+}
+
+/// Commands git subcommands run: `submodule foreach CMD`, `rebase --exec CMD`, `bisect run
+/// CMD…`, `filter-branch --tree-filter CMD` (and the other filters), `difftool -x CMD`.
+fn git_subcommand_programs(argv: &[String]) -> Vec<Inner> {
+    let at = skip_opts(
+        argv,
+        1,
+        &[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--exec-path",
+            "--config-env",
+        ],
+    );
+    let Some(sub) = argv.get(at).map(String::as_str) else {
+        return Vec::new();
+    };
+    match sub {
+        "submodule" => {
+            let f = skip_opts(argv, at + 1, &[]);
+            if argv.get(f).is_some_and(|a| a == "foreach") {
+                one_script(joined(argv, skip_opts(argv, f + 1, &[])))
+            } else {
+                Vec::new()
+            }
+        }
+        "bisect" if argv.get(at + 1).is_some_and(|a| a == "run") => {
+            rest(argv, at + 2).into_iter().collect()
+        }
+        "rebase" | "filter-branch" | "difftool" | "mergetool" => {
+            let names: &[&str] = match sub {
+                "rebase" => &["-x", "--exec"],
+                "filter-branch" => &[
+                    "--tree-filter",
+                    "--index-filter",
+                    "--msg-filter",
+                    "--commit-filter",
+                    "--env-filter",
+                    "--parent-filter",
+                    "--tag-name-filter",
+                ],
+                _ => &["-x", "--extcmd", "--tool-cmd"],
+            };
+            let mut out = Vec::new();
+            for (i, a) in argv.iter().enumerate().skip(at + 1) {
+                if names.contains(&a.as_str()) {
+                    out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
+                } else if let Some(v) = names.iter().find_map(|n| {
+                    a.strip_prefix(n)
+                        .and_then(|r| r.strip_prefix('='))
+                        .filter(|_| n.starts_with("--"))
+                }) {
+                    out.push(Inner::Script(v.to_string()));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Git configuration keys whose value is a program git will run.

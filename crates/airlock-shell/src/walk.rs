@@ -963,7 +963,12 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Inner::Script(s) => {
-                    if name == "git" {
+                    // `git -c KEY=PROGRAM` (not `submodule foreach`, `rebase --exec`, …)
+                    if name == "git"
+                        && unwrap::git_programs(&argv)
+                            .iter()
+                            .any(|c| matches!(c, Inner::Script(p) if *p == s))
+                    {
                         self.engine(
                             "git_config_program",
                             ReasonCode::InlineCode,
