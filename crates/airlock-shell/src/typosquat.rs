@@ -421,7 +421,9 @@ fn install_of(name: &str, argv: &[String]) -> Option<Install> {
         let s = sub(1, PIP_VALUE);
         return is_word(argv, s, &["install", "download"]).then(|| pypi(s + 1));
     }
-    if crate::unwrap::lang_of(name) == Some(crate::unwrap::Lang::Python) {
+    if (name.starts_with("python") || name.starts_with("pypy"))
+        && crate::unwrap::lang_of(name) == Some(crate::unwrap::Lang::Python)
+    {
         // `python -m pip install …`
         let m = argv.iter().position(|a| a == "-m")?;
         if !argv.get(m + 1).is_some_and(|p| is_pip(p)) {
@@ -610,6 +612,15 @@ fn spec_name(eco: Ecosystem, spec: &str) -> Option<String> {
 /// Package names of an install command (`name` is the program's name) that look like slips
 /// for popular packages.
 pub fn suspects(name: &str, argv: &[String]) -> Vec<Suspect> {
+    // every command passes here: leave at once unless the program is a package manager
+    if argv.len() < 2
+        || !matches!(
+            name.as_bytes().first(),
+            Some(b'p' | b'u' | b'n' | b'y' | b'b' | b'c' | b'g' | b'r')
+        )
+    {
+        return Vec::new();
+    }
     let Some(inst) = install_of(name, argv) else {
         return Vec::new();
     };
