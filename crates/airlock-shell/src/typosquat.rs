@@ -721,6 +721,9 @@ mod tests {
             "PyPI: psycopg2-binary ~ psycopg-binary",
             "Crates: serde-yaml ~ serde-yml",
             "Crates: serde-yml ~ serde-yaml",
+            "PyPI: aiofile ~ aiofiles",
+            "PyPI: pyaml ~ pyyaml",
+            "PyPI: pyyaml ~ pyaml",
         ];
         clashes.retain(|c| !known.contains(&c.as_str()));
         assert!(clashes.is_empty(), "{clashes:#?}");

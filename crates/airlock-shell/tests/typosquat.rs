@@ -152,6 +152,7 @@ fn popular_names_paths_files_and_urls_stay_allowed() {
 fn real_neighbours_of_popular_names_stay_allowed() {
     for cmd in [
         "pip install psycopg-binary psycopg2-binary",
+        "pip install pyaml aiofile",
         "pip install pypdf pypdf2 types-pyyaml flask_cors",
         "pip install flake8-bugbear pytest-timeout pytest-env",
         "pip install opencv-python-headless jupyterlab-git",
