@@ -1136,16 +1136,30 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
-        // `deno eval CODE`, `bun -e`
+        // `deno eval CODE`, `deno eval --print CODE`, `bun -e`
         if lang == Lang::Node && i == 1 && a == "eval" {
+            let at = skip_opts(argv, 2, &["--ext", "--import-map", "--config", "-c"]);
             return argv
-                .get(2)
+                .get(at)
                 .map(|c| Inner::Code {
                     lang,
                     code: c.clone(),
                 })
                 .into_iter()
                 .collect();
+        }
+        // `deno run [opts] -` / `bun run -`: the program comes from standard input
+        if lang == Lang::Node && i == 1 && a == "run" {
+            let at = skip_opts(
+                argv,
+                2,
+                &["--ext", "--import-map", "--config", "-c", "--env-file"],
+            );
+            return if argv.get(at).is_some_and(|s| s == "-") {
+                vec![Inner::ReadsStdin(lang)]
+            } else {
+                Vec::new()
+            };
         }
         if code_flags.contains(&a) {
             return match argv.get(i + 1) {

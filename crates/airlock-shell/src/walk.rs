@@ -1204,6 +1204,11 @@ impl<'a> Walker<'a> {
             }
             return;
         }
+        // code that writes files: its absolute and home path literals go through the same
+        // sensitive-path check as `> FILE` (`open("/etc/hosts", "w")`, `writeFileSync(…)`)
+        for p in inline::written_paths(code) {
+            self.write_target(&p);
+        }
         let caps = inline::capabilities(lang, code);
         if caps.is_empty() {
             return;
