@@ -18,6 +18,11 @@
 //! - is equal once the separators (`-`, `_`, `.`) are removed (`crossenv` for `cross-env`), if
 //!   that leaves at least 5 characters (`md-5` and `md5` are both real crates).
 //!
+//! Go module paths (`go get|install|run MOD[@v]`) are compared segment by segment: a path
+//! inside a listed module is that module; otherwise a path with the same number of segments as
+//! a listed module that differs from it in one segment (owner or repository) is reported when
+//! that segment is a slip for the listed one by the rules above.
+//!
 //! Never reported: a listed name; names shorter than 4 characters; a name that differs from a
 //! listed one only by trailing digits (`boto`/`boto3`, `psycopg`/`psycopg2`: numbered siblings
 //! are a common legitimate naming); local paths, archives, URLs, VCS specs, requirement files,
@@ -33,6 +38,7 @@ pub enum Ecosystem {
     Npm,
     Crates,
     RubyGems,
+    Go,
 }
 
 impl Ecosystem {
@@ -42,6 +48,7 @@ impl Ecosystem {
             Ecosystem::Npm => "npm",
             Ecosystem::Crates => "crates.io",
             Ecosystem::RubyGems => "RubyGems",
+            Ecosystem::Go => "Go",
         }
     }
 
@@ -51,6 +58,7 @@ impl Ecosystem {
             Ecosystem::Npm => include_str!("../../../rules/packages/npm.txt"),
             Ecosystem::Crates => include_str!("../../../rules/packages/crates.txt"),
             Ecosystem::RubyGems => include_str!("../../../rules/packages/rubygems.txt"),
+            Ecosystem::Go => include_str!("../../../rules/packages/go.txt"),
         }
     }
 
@@ -74,13 +82,14 @@ impl Ecosystem {
             }
             // crates.io refuses a name that differs from another only by `-` against `_`
             Ecosystem::Crates => lower.replace('_', "-"),
-            Ecosystem::Npm | Ecosystem::RubyGems => lower,
+            Ecosystem::Npm | Ecosystem::RubyGems | Ecosystem::Go => lower,
         }
     }
 }
 
 /// The popular names of one ecosystem, normalised.
 pub struct Popular {
+    eco: Ecosystem,
     /// The names, normalised.
     pub names: Vec<String>,
     /// The names as listed (as their registry spells them), in the same order.
@@ -98,7 +107,12 @@ impl Popular {
             .collect();
         let names: Vec<String> = listed.iter().map(|l| eco.normalise(l)).collect();
         let set = names.iter().cloned().collect();
-        Popular { names, listed, set }
+        Popular {
+            eco,
+            names,
+            listed,
+            set,
+        }
     }
 
     pub fn contains(&self, normalised: &str) -> bool {
@@ -110,12 +124,38 @@ impl Popular {
         if candidate.len() < 4 || self.contains(candidate) {
             return None;
         }
+        // a Go package path inside a listed module (`golang.org/x/tools/cmd/goimports`) is
+        // that module; otherwise each module is compared with as many leading path segments
+        if self.eco == Ecosystem::Go
+            && self.names.iter().any(|m| {
+                candidate
+                    .strip_prefix(m.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+            })
+        {
+            return None;
+        }
         let bare = strip_separators(candidate);
         for (p, shown) in self.names.iter().zip(&self.listed) {
+            let candidate = if self.eco == Ecosystem::Go {
+                leading_segments(candidate, p.matches('/').count() + 1)
+            } else {
+                candidate
+            };
+            if candidate == p {
+                continue;
+            }
             if p.len().abs_diff(candidate.len()) > 2 {
                 continue;
             }
             if only_trailing_digits_differ(p, candidate) {
+                continue;
+            }
+            if self.eco == Ecosystem::Go {
+                // module paths differ in one segment (owner or repository), judged by itself
+                if go_slip(p, candidate) {
+                    return Some(shown);
+                }
                 continue;
             }
             if (bare.len() >= 5 && strip_separators(p) == bare)
@@ -169,6 +209,33 @@ fn doubled(short: &[u8], long: &[u8]) -> bool {
         && ((i > 0 && long[i] == long[i - 1]) || long.get(i + 1) == Some(&long[i]))
 }
 
+/// Two Go module paths with the same number of segments that differ in exactly one segment,
+/// where that segment of `c` is a slip for the one of `p` (or differs only in separators).
+fn go_slip(p: &str, c: &str) -> bool {
+    let (ps, cs): (Vec<&str>, Vec<&str>) = (p.split('/').collect(), c.split('/').collect());
+    if ps.len() != cs.len() {
+        return false;
+    }
+    let mut diff = ps.iter().zip(&cs).filter(|(a, b)| a != b);
+    match (diff.next(), diff.next()) {
+        (Some((a, b)), None) => {
+            let bare = strip_separators(b);
+            !only_trailing_digits_differ(a, b)
+                && ((bare.len() >= 5 && strip_separators(a) == bare)
+                    || slip(a.as_bytes(), b.as_bytes()))
+        }
+        _ => false,
+    }
+}
+
+/// The first `n` `/`-separated segments of `path`.
+fn leading_segments(path: &str, n: usize) -> &str {
+    match path.match_indices('/').nth(n.saturating_sub(1)) {
+        Some((at, _)) => &path[..at],
+        None => path,
+    }
+}
+
 fn strip_separators(s: &str) -> String {
     s.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
@@ -213,7 +280,8 @@ pub fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 }
 
 pub fn popular(eco: Ecosystem) -> &'static Popular {
-    static LISTS: [OnceLock<Popular>; 4] = [
+    static LISTS: [OnceLock<Popular>; 5] = [
+        OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
@@ -224,6 +292,7 @@ pub fn popular(eco: Ecosystem) -> &'static Popular {
         Ecosystem::Npm => 1,
         Ecosystem::Crates => 2,
         Ecosystem::RubyGems => 3,
+        Ecosystem::Go => 4,
     };
     LISTS[i].get_or_init(|| Popular::parse(eco, eco.source()))
 }
@@ -376,6 +445,26 @@ const GEM_VALUE: &[&str] = &[
     "--branch",
     "--ref",
     "--glob",
+];
+
+const GO_VALUE: &[&str] = &[
+    "-C",
+    "-o",
+    "-p",
+    "-tags",
+    "-ldflags",
+    "-gcflags",
+    "-asmflags",
+    "-mod",
+    "-modfile",
+    "-overlay",
+    "-pkgdir",
+    "-exec",
+    "-toolexec",
+    "-pgo",
+    "-buildmode",
+    "-compiler",
+    "-installsuffix",
 ];
 
 /// Index of the first word after `from` that is not an option (skipping option values).
@@ -536,6 +625,17 @@ fn install_of(name: &str, argv: &[String]) -> Option<Install> {
                 first_only: false,
             })
         }
+        // `go get MOD[@v]`, `go install MOD@v`, `go run MOD@v` (runs the module's main package)
+        "go" => {
+            let s = sub(1, GO_VALUE);
+            let verb = argv.get(s).map(String::as_str);
+            matches!(verb, Some("get" | "install" | "run")).then(|| Install {
+                eco: Ecosystem::Go,
+                from: s + 1,
+                with_value: GO_VALUE,
+                first_only: verb == Some("run"),
+            })
+        }
         "gem" | "bundle" => {
             let s = sub(1, GEM_VALUE);
             let verbs: &[&str] = if name == "gem" {
@@ -557,6 +657,20 @@ fn install_of(name: &str, argv: &[String]) -> Option<Install> {
 /// The package name a spec names, or `None` for what is not a registry name (paths, URLs,
 /// archives, VCS specs, scoped npm names, expansions).
 fn spec_name(eco: Ecosystem, spec: &str) -> Option<String> {
+    if eco == Ecosystem::Go {
+        // a module path starts with a domain (`github.com/…`); `.`, `./cmd/x`, `main.go` and
+        // `std` packages are not fetched
+        let path = spec.split('@').next().unwrap_or("");
+        let first = path.split('/').next().unwrap_or("");
+        let ok = first.contains('.')
+            && path.contains('/')
+            && !path.ends_with(".go")
+            && !spec.contains("://")
+            && path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '~'));
+        return ok.then(|| path.to_string());
+    }
     if spec.is_empty()
         || spec.contains("://")
         || spec.starts_with(['.', '/', '~', '$', '-'])
@@ -596,6 +710,8 @@ fn spec_name(eco: Ecosystem, spec: &str) -> Option<String> {
         }
         Ecosystem::Crates => spec.split('@').next().unwrap_or(""),
         Ecosystem::RubyGems => spec.split(':').next().unwrap_or(""),
+        // handled above
+        Ecosystem::Go => return None,
     };
     let name = name.trim();
     let ok = !name.is_empty()
@@ -661,11 +777,12 @@ pub fn suspects(name: &str, argv: &[String]) -> Vec<Suspect> {
 mod tests {
     use super::*;
 
-    const ALL: [Ecosystem; 4] = [
+    const ALL: [Ecosystem; 5] = [
         Ecosystem::PyPI,
         Ecosystem::Npm,
         Ecosystem::Crates,
         Ecosystem::RubyGems,
+        Ecosystem::Go,
     ];
 
     #[test]
@@ -688,9 +805,9 @@ mod tests {
             for (n, shown) in p.names.iter().zip(&p.listed) {
                 assert!(seen.insert(n.clone()), "{eco:?}: {n} listed twice");
                 assert!(
-                    shown
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c)),
+                    shown.chars().all(|c| c.is_ascii_lowercase()
+                        || c.is_ascii_digit()
+                        || "-_./".contains(c)),
                     "{eco:?}: {shown} is not a registry name in lower case"
                 );
             }

@@ -189,10 +189,62 @@ fn every_listed_name_installs_cleanly() {
         (Ecosystem::Npm, "npm install"),
         (Ecosystem::Crates, "cargo add"),
         (Ecosystem::RubyGems, "gem install"),
+        (Ecosystem::Go, "go get"),
     ] {
         for name in &popular(eco).names {
             let line = format!("{cmd} {name}");
             assert_eq!(typosquat(&line), None, "{line}");
         }
+    }
+}
+
+#[test]
+fn go_modules() {
+    for (cmd, like) in [
+        (
+            "go get github.com/stretchr/testfiy",
+            "`github.com/stretchr/testify`",
+        ),
+        (
+            "go get -u github.com/spf13/cobraa@latest",
+            "`github.com/spf13/cobra`",
+        ),
+        (
+            "go install github.com/gin-gnoic/gin@v1.9.0",
+            "`github.com/gin-gonic/gin`",
+        ),
+        (
+            "go get github.com/stretchr/testify github.com/sirupsen/logrrus",
+            "`github.com/sirupsen/logrus`",
+        ),
+        (
+            "go run github.com/sirupsen/logurs/cmd/x@latest",
+            "`github.com/sirupsen/logrus`",
+        ),
+    ] {
+        let Some((decision, _, msg)) = typosquat(cmd) else {
+            panic!("{cmd}: no typosquat finding: {:?}", analyse(cmd));
+        };
+        assert_eq!(decision, Decision::Ask, "{cmd}");
+        assert!(msg.contains(like), "{cmd}: {msg}");
+    }
+    for cmd in [
+        "go get github.com/stretchr/testify@v1.9.0",
+        "go install golang.org/x/tools/cmd/goimports@latest",
+        "go install github.com/go-chi/chi/v5@latest",
+        "go get gopkg.in/yaml.v3",
+        "go get github.com/spf13/cobra-cli",
+        "go get github.com/gin-gonic/gni",
+        "go get golang.org/x/sync golang.org/x/sys",
+        "go get github.com/gofrs/uuid github.com/google/uuid",
+        "go get github.com/redis/go-redis/v9",
+        "go run .",
+        "go run ./cmd/server",
+        "go run main.go",
+        "go build ./...",
+        "go get -u ./...",
+        "go mod tidy",
+    ] {
+        assert_eq!(typosquat(cmd), None, "{cmd}: {:?}", analyse(cmd));
     }
 }
