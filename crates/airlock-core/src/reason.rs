@@ -67,6 +67,8 @@ reason_codes! {
     SensitivePath = "SENSITIVE_PATH": "a write to a sensitive path (credentials, system configuration, agent configuration)",
     /// The analysis did not finish within its time limit (the hook's deadline).
     AnalysisTimeout = "ANALYSIS_TIMEOUT": "the analysis did not finish within its time limit",
+    /// A package install names a package that is not popular but is one slip away from a popular one.
+    PackageTyposquat = "PACKAGE_TYPOSQUAT": "a package to install is named like a popular package with a typing slip (a possible typosquat)",
     // -- input and protocol ---------------------------------------------------------------------
     /// Input that is not valid UTF-8.
     NotUtf8 = "NOT_UTF8": "the input is not valid UTF-8",

@@ -64,6 +64,13 @@ const SPAWN: &[&str] = &[
     "$`",
     "Deno.Command",
     "Deno.run",
+    // Julia's command literals, R's second process API
+    "run(`",
+    "system2(",
+    // Elixir and Erlang
+    "System.cmd(",
+    "System.shell(",
+    "os:cmd(",
 ];
 const DELETE: &[&str] = &[
     "rmtree",
@@ -84,6 +91,7 @@ const DELETE: &[&str] = &[
     "Remove-Item",
     "truncate(",
     "Deno.remove",
+    "unlink glob",
     "promises.rm",
 ];
 const NETWORK: &[&str] = &[
@@ -141,6 +149,8 @@ const SECRETS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "os.environ",
     "process.env",
+    "Deno.env",
+    "Bun.env",
     "%ENV",
     "ENV[",
     "getenv(",
@@ -398,13 +408,67 @@ fn sed_executes(script: &str) -> bool {
     false
 }
 
+/// APIs that write files whatever their arguments (Node, Deno, Bun, Python's pathlib, Ruby, PHP).
+const WRITE: &[&str] = &[
+    "writeFileSync",
+    "writeFile(",
+    "appendFileSync",
+    "appendFile(",
+    "createWriteStream",
+    "copyFileSync",
+    "Deno.writeTextFile",
+    "Deno.writeFile",
+    "Bun.write(",
+    "write_text(",
+    "write_bytes(",
+    "File.write",
+    "IO.write",
+    "file_put_contents",
+    "shutil.copy",
+    "shutil.move",
+];
+
+/// Open modes that write (`open(P, "w")`, `File.open(P, 'a')`, `fopen(P, "wb")`).
+const WRITE_MODES: &[&str] = &[
+    "\"w\"", "'w'", "\"a\"", "'a'", "\"wb\"", "'wb'", "\"ab\"", "'ab'", "\"w+\"", "'w+'", "\"a+\"",
+    "'a+'", "\"x\"", "'x'",
+];
+
+/// Absolute or home paths the code may write to: the path literals of code that calls a
+/// file-writing API or opens a file for writing (Perl's `open(F, ">/etc/x")` included).
+/// Empty when the code writes nothing this reading can see.
+pub fn written_paths(code: &str) -> Vec<String> {
+    let opens = code.contains("open(") || code.contains("open ");
+    let writes = WRITE.iter().any(|w| code.contains(w))
+        || (opens && WRITE_MODES.iter().any(|m| code.contains(m)))
+        || (opens && (code.contains("\">") || code.contains("'>") || code.contains("\"+>")));
+    if !writes {
+        return Vec::new();
+    }
+    quoted(code)
+        .into_iter()
+        .map(|t| t.trim_start_matches(['>', '+', '<', ' ']).to_string())
+        .filter(|t| t.starts_with('/') || t.starts_with("~/"))
+        .filter(|t| !t.contains(char::is_whitespace))
+        .take(8)
+        .collect()
+}
+
 /// String literals in code (single, double or backtick quoted), bounded in number and size.
 /// Escapes are kept as written except `\"`, `\'` and `\\`.
 pub fn string_literals(code: &str) -> Vec<String> {
+    quoted(code)
+        .into_iter()
+        .filter(|t| t.contains(' ') || t.starts_with('/'))
+        .take(32)
+        .collect()
+}
+
+fn quoted(code: &str) -> Vec<String> {
     let mut out = Vec::new();
     let bytes = code.as_bytes();
     let mut i = 0;
-    while i < bytes.len() && out.len() < 32 {
+    while i < bytes.len() && out.len() < 128 {
         let q = bytes[i];
         if q == b'"' || q == b'\'' || q == b'`' {
             let mut s = Vec::new();
@@ -424,7 +488,6 @@ pub fn string_literals(code: &str) -> Vec<String> {
             if j < bytes.len()
                 && s.len() <= 4096
                 && let Ok(t) = String::from_utf8(s)
-                && (t.contains(' ') || t.starts_with('/'))
             {
                 out.push(t);
             }

@@ -19,6 +19,7 @@ mod prebuilt;
 pub mod readonly;
 pub mod rules;
 mod simple;
+pub mod typosquat;
 pub mod unwrap;
 mod walk;
 pub mod word;

@@ -128,7 +128,9 @@ pub fn lang_of(name: &str) -> Option<Lang> {
         "php" => Lang::Php,
         "lua" | "luajit" => Lang::Lua,
         "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
-        "osascript" | "pwsh" | "powershell" | "tclsh" | "wish" | "Rscript" | "julia" => Lang::Other,
+        "osascript" | "pwsh" | "powershell" | "tclsh" | "wish" | "Rscript" | "rscript"
+        | "julia" | "xonsh" | "nu" | "elvish" | "elixir" | "iex" | "erl" | "escript" | "groovy"
+        | "jshell" | "ghci" | "racket" | "guile" | "sbcl" | "clojure" | "bb" => Lang::Other,
         _ => return None,
     })
 }
@@ -290,7 +292,27 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             argv,
             skip_opts(argv, 1, &["-f", "-o", "--format", "--output"]),
         )),
-        "setsid" | "stdbuf" | "chrt" | "taskset" | "numactl" | "prlimit" | "cpulimit" => {
+        // `chrt [-b|-f|-i|-o|-r|-d] PRIORITY CMD`: its policy options are switches; `-p` works
+        // on a running process instead of starting one
+        "chrt" => {
+            let at = skip_opts(
+                argv,
+                1,
+                &[
+                    "-T",
+                    "-P",
+                    "-D",
+                    "--sched-runtime",
+                    "--sched-period",
+                    "--sched-deadline",
+                ],
+            );
+            if argv[1..at].iter().any(|a| a == "-p" || a == "--pid") {
+                return Vec::new();
+            }
+            one(rest(argv, at + 1))
+        }
+        "setsid" | "stdbuf" | "taskset" | "numactl" | "prlimit" | "cpulimit" => {
             let at = skip_opts(
                 argv,
                 1,
@@ -298,12 +320,8 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                     "-i", "-o", "-e", "-p", "--pid", "-l", "--limit", "-C", "-m", "-N",
                 ],
             );
-            // chrt PRIORITY cmd / taskset MASK cmd take a leading positional value
-            let at = if matches!(name, "chrt" | "taskset") {
-                at + 1
-            } else {
-                at
-            };
+            // taskset MASK cmd takes a leading positional value
+            let at = if name == "taskset" { at + 1 } else { at };
             one(rest(argv, at))
         }
         "timeout" => {
@@ -449,7 +467,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         "script" => {
             let mut out = Vec::new();
             for (i, a) in argv.iter().enumerate().skip(1) {
-                if a == "-c" || a == "--command" {
+                // `-c CMD`, or a cluster ending in it (`-qc CMD`)
+                let cluster_c =
+                    a.len() > 2 && a.starts_with('-') && !a.starts_with("--") && a.ends_with('c');
+                if a == "-c" || a == "--command" || cluster_c {
                     out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
                 } else if let Some(c) = a.strip_prefix("--command=") {
                     out.push(Inner::Script(c.to_string()));
@@ -548,10 +569,13 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 ],
             );
             // the host, then the remote command; without one the remote shell reads stdin
-            match joined(argv, at + 1) {
+            let mut out = match joined(argv, at + 1) {
                 Some(cmd) => vec![cmd],
                 None => vec![Inner::ReadsStdin(Lang::Shell)],
-            }
+            };
+            // `-o ProxyCommand=CMD` runs CMD on this machine
+            out.extend(ssh_option_programs(argv));
+            out
         }
         "eval" => one(joined(argv, 1)),
         // `trap CMD SIGNAL…` runs CMD when the signal (or EXIT) arrives
@@ -568,7 +592,312 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         "source" | "." if argv.get(1).is_some_and(|a| is_stdin_path(a)) => {
             vec![Inner::ReadsStdin(Lang::Shell)]
         }
+        "docker" | "podman" | "nerdctl"
+            if argv
+                .get(skip_opts(
+                    argv,
+                    1,
+                    &[
+                        "-H",
+                        "--host",
+                        "--context",
+                        "-c",
+                        "--config",
+                        "-l",
+                        "--log-level",
+                    ],
+                ))
+                .is_some_and(|s| s == "compose") =>
+        {
+            let at = skip_opts(
+                argv,
+                1,
+                &[
+                    "-H",
+                    "--host",
+                    "--context",
+                    "-c",
+                    "--config",
+                    "-l",
+                    "--log-level",
+                ],
+            );
+            one(compose_command(argv, at + 1))
+        }
+        "docker-compose" | "podman-compose" => one(compose_command(argv, 1)),
         "docker" | "podman" | "nerdctl" => one(container_command(argv)),
+        // tracers and debuggers run the command they trace
+        "strace" | "ltrace" => one(rest(
+            argv,
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-e", "-o", "-p", "-s", "-u", "-E", "-a", "-P", "-I", "-b", "-O", "-S", "-X",
+                    "-n", "-l", "-x", "-F", "-A", "-D", "-w", "-L",
+                ],
+            ),
+        )),
+        // `gdb -ex 'shell CMD'` / `-ex '!CMD'`: a debugger command that runs a shell command
+        "gdb" => argv
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let ex =
+                    if a == "-ex" || a == "--ex" || a == "-eval-command" || a == "--eval-command" {
+                        argv.get(i + 1).map(String::as_str)
+                    } else {
+                        a.strip_prefix("--eval-command=")
+                    }?;
+                let ex = ex.trim_start();
+                ex.strip_prefix("shell ")
+                    .or_else(|| ex.strip_prefix('!'))
+                    .or_else(|| ex.strip_prefix("pipe "))
+                    .map(|c| Inner::Script(c.to_string()))
+            })
+            .collect(),
+        // user-switching and sandbox launchers: `gosu USER CMD`, `su-exec USER CMD`,
+        // `chpst -u USER CMD`, `setpriv --reuid=0 CMD`, `proot -r DIR CMD`, `bwrap … CMD`
+        "gosu" | "su-exec" => one(rest(argv, skip_opts(argv, 1, &[]) + 1)),
+        "chpst" => one(rest(
+            argv,
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-u", "-U", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c",
+                    "-r", "-t",
+                ],
+            ),
+        )),
+        "setpriv" => one(rest(
+            argv,
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "--reuid",
+                    "--regid",
+                    "--ruid",
+                    "--euid",
+                    "--rgid",
+                    "--egid",
+                    "--groups",
+                    "--inh-caps",
+                    "--ambient-caps",
+                    "--bounding-set",
+                    "--securebits",
+                    "--selinux-label",
+                    "--apparmor-profile",
+                    "--landlock-access",
+                    "--landlock-rule",
+                    "--pdeathsig",
+                ],
+            ),
+        )),
+        "proot" => one(rest(
+            argv,
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-r",
+                    "-b",
+                    "-m",
+                    "-w",
+                    "-q",
+                    "-k",
+                    "-R",
+                    "-S",
+                    "--rootfs",
+                    "--bind",
+                    "--mount",
+                    "--cwd",
+                    "--qemu",
+                    "--kernel-release",
+                ],
+            ),
+        )),
+        "bwrap" => one(rest(argv, bwrap_operand(argv))),
+        "faketime" | "direnv" if name == "faketime" || argv.get(1).is_some_and(|a| a == "exec") => {
+            // `faketime TIME CMD`, `direnv exec DIR CMD`
+            let at = skip_opts(argv, 1, &["-f"]) + if name == "direnv" { 2 } else { 1 };
+            one(rest(argv, at))
+        }
+        "entr" | "with-contenv" | "dotenv" | "chronic" => {
+            one(rest(argv, skip_opts(argv, 1, &["-e", "-c", "-v", "-f"])))
+        }
+        // `sg GROUP -c CMD` / `sg GROUP CMD`
+        "sg" => match (argv.get(2).map(String::as_str), argv.get(3)) {
+            (Some("-c"), Some(cmd)) => vec![Inner::Script(cmd.clone())],
+            (Some(cmd), _) if argv.len() > 1 && !cmd.starts_with('-') => one(joined(argv, 2)),
+            _ => Vec::new(),
+        },
+        // `capsh … -- -c CMD` runs bash with the arguments after `--`
+        "capsh" => match argv.iter().position(|a| a == "--") {
+            Some(at) => shell_invocation(
+                &std::iter::once("bash".to_string())
+                    .chain(argv[at + 1..].iter().cloned())
+                    .collect::<Vec<_>>(),
+            ),
+            None => argv
+                .iter()
+                .filter_map(|a| a.strip_prefix("--shell="))
+                .map(|c| Inner::Argv(vec![c.to_string()]))
+                .collect(),
+        },
+        // `expect -c 'spawn CMD; …'`: the spawned commands
+        "expect" => argv
+            .windows(2)
+            .filter(|w| w[0] == "-c")
+            .flat_map(|w| {
+                w[1].split([';', '\n'])
+                    .filter_map(|stmt| {
+                        let stmt = stmt.trim();
+                        stmt.strip_prefix("spawn ")
+                            .or_else(|| stmt.strip_prefix("exec "))
+                            .map(|c| Inner::Script(c.trim().to_string()))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+        // options whose value is a program: `tar --to-command=CMD`,
+        // `--checkpoint-action=exec=CMD`, `--use-compress-program=CMD`/`-I CMD`,
+        // `rsync -e CMD`/`--rsh=CMD`, `ssh|scp|sftp -o ProxyCommand=CMD`
+        "tar" | "gtar" | "bsdtar" => option_programs(
+            argv,
+            &[
+                "--to-command",
+                "--use-compress-program",
+                "--info-script",
+                "--new-volume-script",
+                "-I",
+                "-F",
+            ],
+            &["--checkpoint-action=exec="],
+        ),
+        "rsync" => option_programs(argv, &["-e", "--rsh", "--rsync-path"], &[]),
+        "scp" | "sftp" => ssh_option_programs(argv),
+        // project and environment runners: `poetry run CMD`, `uv run CMD`, `bundle exec CMD`,
+        // `conda run -n ENV CMD`, `npm exec -- CMD`, `nix develop -c CMD`, `nix-shell --run CMD`
+        "poetry" | "pipenv" | "pdm" | "rye" | "hatch" | "uv" | "bundle" | "conda" | "mamba"
+        | "micromamba" | "pixi"
+            if argv
+                .get(skip_opts(argv, 1, RUNNER_VALUE))
+                .is_some_and(|s| s == "run" || s == "exec") =>
+        {
+            let at = skip_opts(argv, 1, RUNNER_VALUE);
+            one(rest(argv, skip_opts(argv, at + 1, RUNNER_VALUE)))
+        }
+        "npm" | "pnpm" if argv.get(1).is_some_and(|s| s == "exec" || s == "x") => {
+            match argv.iter().position(|a| a == "-c" || a == "--call") {
+                Some(c) => one(argv.get(c + 1).map(|s| Inner::Script(s.clone()))),
+                None => one(rest(
+                    argv,
+                    skip_opts(argv, 2, &["-p", "--package", "-w", "--workspace"]),
+                )),
+            }
+        }
+        "npx" if argv.iter().any(|a| a == "-c" || a == "--call") => {
+            let c = argv
+                .iter()
+                .position(|a| a == "-c" || a == "--call")
+                .unwrap_or(0);
+            one(argv.get(c + 1).map(|s| Inner::Script(s.clone())))
+        }
+        "nix-shell" => argv
+            .windows(2)
+            .filter(|w| w[0] == "--run" || w[0] == "--command")
+            .map(|w| Inner::Script(w[1].clone()))
+            .collect(),
+        "nix"
+            if argv
+                .get(1)
+                .is_some_and(|s| matches!(s.as_str(), "develop" | "shell")) =>
+        {
+            match argv.iter().position(|a| a == "-c" || a == "--command") {
+                Some(c) => one(rest(argv, c + 1)),
+                None => Vec::new(),
+            }
+        }
+        // remote and machine runners: the command runs on another machine or container, like
+        // `ssh host CMD` and `docker exec`
+        "lxc" | "incus" | "multipass" if argv.get(1).is_some_and(|s| s == "exec") => {
+            match argv.iter().position(|a| a == "--") {
+                Some(at) => one(rest(argv, at + 1)),
+                None => Vec::new(),
+            }
+        }
+        "vagrant" if argv.get(1).is_some_and(|s| s == "ssh") => argv
+            .windows(2)
+            .filter(|w| w[0] == "-c" || w[0] == "--command")
+            .map(|w| Inner::Script(w[1].clone()))
+            .collect(),
+        "gcloud" if argv.iter().any(|a| a == "ssh") => argv
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                if a == "--command" {
+                    argv.get(i + 1).map(|c| Inner::Script(c.clone()))
+                } else {
+                    a.strip_prefix("--command=")
+                        .map(|c| Inner::Script(c.to_string()))
+                }
+            })
+            .collect(),
+        // `ansible HOSTS -m shell|command|raw -a CMD` (the default module is `command`)
+        "ansible" => {
+            let module = argv
+                .windows(2)
+                .find(|w| w[0] == "-m" || w[0] == "--module-name")
+                .map(|w| w[1].trim_start_matches("ansible.builtin.").to_string());
+            if module
+                .as_deref()
+                .is_some_and(|m| !matches!(m, "shell" | "command" | "raw"))
+            {
+                return Vec::new();
+            }
+            argv.windows(2)
+                .filter(|w| w[0] == "-a" || w[0] == "--args")
+                .map(|w| Inner::Script(w[1].clone()))
+                .collect()
+        }
+        // `pdsh -w HOSTS CMD`, `pssh -h FILE CMD`, `clush -w HOSTS CMD`
+        "pdsh" | "pssh" | "parallel-ssh" | "clush" => one(joined(
+            argv,
+            skip_opts(
+                argv,
+                1,
+                &[
+                    "-w", "-x", "-g", "-X", "-h", "-H", "-l", "-p", "-t", "-o", "-e", "-O", "-R",
+                    "-f", "-u",
+                ],
+            ),
+        )),
+        // `salt TARGET cmd.run CMD`
+        "salt" | "salt-call" | "salt-ssh" => match argv
+            .iter()
+            .position(|a| a == "cmd.run" || a == "cmd.shell" || a == "cmd.script")
+        {
+            Some(at) if argv[at] != "cmd.script" => one(joined(argv, at + 1)),
+            _ => Vec::new(),
+        },
+        "heroku"
+            if argv
+                .get(1)
+                .is_some_and(|s| s == "run" || s == "run:detached") =>
+        {
+            one(joined(
+                argv,
+                skip_opts(
+                    argv,
+                    2,
+                    &[
+                        "-a", "--app", "-r", "--remote", "-s", "--size", "-e", "--env", "--type",
+                    ],
+                ),
+            ))
+        }
         "kubectl" | "oc" => {
             // `kubectl exec POD -- CMD`, `kubectl run NAME --image=X -- CMD`, `kubectl debug … -- CMD`
             let runs = argv
@@ -582,7 +911,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "find" => find_exec(argv),
-        "git" => git_programs(argv),
+        "git" => {
+            let mut out = git_programs(argv);
+            out.extend(git_subcommand_programs(argv));
+            out
+        }
         _ if is_loader(name) => {
             let at = skip_opts(
                 argv,
@@ -668,7 +1001,7 @@ fn find_exec(argv: &[String]) -> Vec<Inner> {
 
 /// `git -c KEY=VALUE` where the key makes git run a program (`alias.x=!cmd`, `core.pager`,
 /// `core.sshCommand`, …): the value is a script.
-fn git_programs(argv: &[String]) -> Vec<Inner> {
+pub fn git_programs(argv: &[String]) -> Vec<Inner> {
     let mut out = Vec::new();
     let mut i = 1;
     while i < argv.len() {
@@ -691,6 +1024,69 @@ fn git_programs(argv: &[String]) -> Vec<Inner> {
         i += 1;
     }
     out
+}
+
+/// Commands git subcommands run: `submodule foreach CMD`, `rebase --exec CMD`, `bisect run
+/// CMD…`, `filter-branch --tree-filter CMD` (and the other filters), `difftool -x CMD`.
+fn git_subcommand_programs(argv: &[String]) -> Vec<Inner> {
+    let at = skip_opts(
+        argv,
+        1,
+        &[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--exec-path",
+            "--config-env",
+        ],
+    );
+    let Some(sub) = argv.get(at).map(String::as_str) else {
+        return Vec::new();
+    };
+    match sub {
+        "submodule" => {
+            let f = skip_opts(argv, at + 1, &[]);
+            if argv.get(f).is_some_and(|a| a == "foreach") {
+                one_script(joined(argv, skip_opts(argv, f + 1, &[])))
+            } else {
+                Vec::new()
+            }
+        }
+        "bisect" if argv.get(at + 1).is_some_and(|a| a == "run") => {
+            rest(argv, at + 2).into_iter().collect()
+        }
+        "rebase" | "filter-branch" | "difftool" | "mergetool" => {
+            let names: &[&str] = match sub {
+                "rebase" => &["-x", "--exec"],
+                "filter-branch" => &[
+                    "--tree-filter",
+                    "--index-filter",
+                    "--msg-filter",
+                    "--commit-filter",
+                    "--env-filter",
+                    "--parent-filter",
+                    "--tag-name-filter",
+                ],
+                _ => &["-x", "--extcmd", "--tool-cmd"],
+            };
+            let mut out = Vec::new();
+            for (i, a) in argv.iter().enumerate().skip(at + 1) {
+                if names.contains(&a.as_str()) {
+                    out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
+                } else if let Some(v) = names.iter().find_map(|n| {
+                    a.strip_prefix(n)
+                        .and_then(|r| r.strip_prefix('='))
+                        .filter(|_| n.starts_with("--"))
+                }) {
+                    out.push(Inner::Script(v.to_string()));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Git configuration keys whose value is a program git will run.
@@ -740,16 +1136,30 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
-        // `deno eval CODE`, `bun -e`
+        // `deno eval CODE`, `deno eval --print CODE`, `bun -e`
         if lang == Lang::Node && i == 1 && a == "eval" {
+            let at = skip_opts(argv, 2, &["--ext", "--import-map", "--config", "-c"]);
             return argv
-                .get(2)
+                .get(at)
                 .map(|c| Inner::Code {
                     lang,
                     code: c.clone(),
                 })
                 .into_iter()
                 .collect();
+        }
+        // `deno run [opts] -` / `bun run -`: the program comes from standard input
+        if lang == Lang::Node && i == 1 && a == "run" {
+            let at = skip_opts(
+                argv,
+                2,
+                &["--ext", "--import-map", "--config", "-c", "--env-file"],
+            );
+            return if argv.get(at).is_some_and(|s| s == "-") {
+                vec![Inner::ReadsStdin(lang)]
+            } else {
+                Vec::new()
+            };
         }
         if code_flags.contains(&a) {
             return match argv.get(i + 1) {
@@ -1105,6 +1515,141 @@ fn env_split(s: &str) -> Vec<String> {
 
 /// `docker exec [opts] CONTAINER CMD…` and `docker run [opts] IMAGE CMD…` (also podman,
 /// nerdctl, and the `container` forms).
+const RUNNER_VALUE: &[&str] = &[
+    "-n",
+    "--name",
+    "-p",
+    "--prefix",
+    "--python",
+    "--with",
+    "--package",
+    "--extra",
+    "--group",
+    "--env-file",
+    "--directory",
+    "--project",
+    "--from",
+    "-e",
+    "--environment",
+    "--gemfile",
+    "--manifest-path",
+    "-C",
+];
+
+/// `docker compose [opts] exec|run [opts] SERVICE CMD…` (`at` is the word after `compose`).
+fn compose_command(argv: &[String], at: usize) -> Option<Inner> {
+    let at = skip_opts(
+        argv,
+        at,
+        &[
+            "-f",
+            "--file",
+            "-p",
+            "--project-name",
+            "--env-file",
+            "--profile",
+            "--project-directory",
+            "--ansi",
+            "--parallel",
+            "--progress",
+        ],
+    );
+    if !argv.get(at).is_some_and(|s| s == "exec" || s == "run") {
+        return None;
+    }
+    let service = skip_opts(
+        argv,
+        at + 1,
+        &[
+            "-e",
+            "--env",
+            "-u",
+            "--user",
+            "-w",
+            "--workdir",
+            "--index",
+            "--name",
+            "-p",
+            "--publish",
+            "-v",
+            "--volume",
+            "--entrypoint",
+            "-l",
+            "--label",
+        ],
+    );
+    rest(argv, service + 1)
+}
+
+/// The first operand of `bwrap`: its options take one value, or two for the bind, symlink
+/// and setenv families.
+fn bwrap_operand(argv: &[String]) -> usize {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            return i + 1;
+        }
+        if !a.starts_with("--") {
+            return i;
+        }
+        i += match a {
+            "--bind" | "--ro-bind" | "--dev-bind" | "--bind-try" | "--ro-bind-try"
+            | "--dev-bind-try" | "--symlink" | "--setenv" | "--file" | "--bind-data"
+            | "--ro-bind-data" | "--chmod" => 3,
+            "--dev" | "--proc" | "--tmpfs" | "--dir" | "--chdir" | "--unsetenv" | "--uid"
+            | "--gid" | "--hostname" | "--remount-ro" | "--lock-file" | "--seccomp"
+            | "--info-fd" | "--userns" | "--userns2" | "--pidns" | "--exec-label"
+            | "--file-label" | "--sync-fd" | "--block-fd" | "--cap-add" | "--cap-drop"
+            | "--perms" | "--size" | "--args" | "--json-status-fd" | "--mqueue"
+            | "--overlay-src" | "--argv0" => 2,
+            _ => 1,
+        };
+    }
+    i
+}
+
+/// Options whose value is a program or a shell command (`name VALUE`, `name=VALUE`), and
+/// prefixes after which the rest of the word is one (`--checkpoint-action=exec=CMD`).
+fn option_programs(argv: &[String], names: &[&str], prefixes: &[&str]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        if names.contains(&a.as_str()) {
+            out.extend(argv.get(i + 1).map(|v| Inner::Script(v.clone())));
+        } else if let Some(v) = names.iter().find_map(|n| {
+            a.strip_prefix(n)
+                .and_then(|r| r.strip_prefix('='))
+                .filter(|_| n.starts_with("--"))
+        }) {
+            out.push(Inner::Script(v.to_string()));
+        } else if let Some(v) = prefixes.iter().find_map(|p| a.strip_prefix(p)) {
+            out.push(Inner::Script(v.to_string()));
+        }
+    }
+    out
+}
+
+/// `-o ProxyCommand=CMD` / `-oProxyCommand CMD` / `-o LocalCommand=CMD` of ssh, scp, sftp.
+fn ssh_option_programs(argv: &[String]) -> Vec<Inner> {
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let opt = if a == "-o" {
+            argv.get(i + 1).map(String::as_str)
+        } else {
+            a.strip_prefix("-o")
+        };
+        let Some(opt) = opt else { continue };
+        let (k, v) = match opt.split_once(['=', ' ']) {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => continue,
+        };
+        if k.eq_ignore_ascii_case("ProxyCommand") || k.eq_ignore_ascii_case("LocalCommand") {
+            out.push(Inner::Script(v.to_string()));
+        }
+    }
+    out
+}
+
 fn container_command(argv: &[String]) -> Option<Inner> {
     let mut i = 1;
     while i < argv.len() && argv[i].starts_with('-') {

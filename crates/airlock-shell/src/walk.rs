@@ -306,12 +306,20 @@ impl<'a> Walker<'a> {
             self.rule_hits(Target::Pipeline, &text);
             // `echo PATHS | xargs CMD`: the words xargs adds are known
             for i in 1..stages.len() {
-                if let (Some(out), Some((cmd, placeholder))) =
-                    (&stages[i - 1].emits, &stages[i].xargs)
-                {
-                    for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
-                        self.run_argv(argv, depth + 1, None);
+                match (&stages[i - 1].emits, &stages[i].xargs) {
+                    (Some(out), Some((cmd, placeholder))) => {
+                        for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
+                            self.run_argv(argv, depth + 1, None);
+                        }
                     }
+                    // `find … | xargs rm -rf`: the operands are known only at run time, like
+                    // a variable's value, so the command is judged with one standing for them
+                    (None, Some((cmd, placeholder))) => {
+                        for argv in xargs_commands(cmd, placeholder.as_deref(), XARGS_INPUT) {
+                            self.run_argv(argv, depth + 1, None);
+                        }
+                    }
+                    _ => {}
                 }
             }
             // an encoded or generated payload fed to an interpreter
@@ -712,9 +720,10 @@ impl<'a> Walker<'a> {
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
-                // bash runs PROMPT_COMMAND before every prompt
-                if name == "PROMPT_COMMAND" && !e.text.is_empty() {
-                    self.walk_script(&e.text, depth + 1);
+                // bash runs PROMPT_COMMAND before every prompt; git, less, man and editors
+                // run the programs other variables name
+                if runs_value(&name) && !e.text.is_empty() {
+                    self.walk_script(e.text.trim_start_matches('|'), depth + 1);
                 }
                 if e.dynamic || a.append {
                     self.env.remove(&name);
@@ -856,6 +865,24 @@ impl<'a> Walker<'a> {
         }
         let matched = self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
+        // `pip install reqeusts`: a package named one slip away from a popular one
+        for s in crate::typosquat::suspects(&name, &argv) {
+            self.engine(
+                "package_typosquat",
+                ReasonCode::PackageTyposquat,
+                (Decision::Ask, Tier::Medium, Severity::High),
+                format!(
+                    "`{}` is not a popular {} package, but its name is one typing slip away from the popular `{}`: typosquatted packages run an attacker's code when installed. If you meant `{}`, install that; if `{}` really is the package you need, say why so the user can confirm.",
+                    s.name,
+                    s.ecosystem.label(),
+                    s.like,
+                    s.like,
+                    s.name
+                ),
+                "Check the package's name, owner, age and download count on its registry before approving.",
+                &text,
+            );
+        }
         // files written without a redirect (`tee F`, `cp x F`, `dd of=F`) are judged like `> F`
         for dest in crate::dest::write_destinations(&name, &argv) {
             self.write_target(dest);
@@ -871,8 +898,11 @@ impl<'a> Walker<'a> {
                 {
                     self.env.insert(k.to_string(), v.to_string());
                 }
-                if let Some(v) = a.strip_prefix("PROMPT_COMMAND=") {
-                    self.walk_script(v, depth + 1);
+                if let Some((k, v)) = a.split_once('=')
+                    && runs_value(k)
+                    && !v.is_empty()
+                {
+                    self.walk_script(v.trim_start_matches('|'), depth + 1);
                 }
             }
         }
@@ -933,7 +963,12 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Inner::Script(s) => {
-                    if name == "git" {
+                    // `git -c KEY=PROGRAM` (not `submodule foreach`, `rebase --exec`, …)
+                    if name == "git"
+                        && unwrap::git_programs(&argv)
+                            .iter()
+                            .any(|c| matches!(c, Inner::Script(p) if *p == s))
+                    {
                         self.engine(
                             "git_config_program",
                             ReasonCode::InlineCode,
@@ -1169,6 +1204,11 @@ impl<'a> Walker<'a> {
             }
             return;
         }
+        // code that writes files: its absolute and home path literals go through the same
+        // sensitive-path check as `> FILE` (`open("/etc/hosts", "w")`, `writeFileSync(…)`)
+        for p in inline::written_paths(code) {
+            self.write_target(&p);
+        }
         let caps = inline::capabilities(lang, code);
         if caps.is_empty() {
             return;
@@ -1268,7 +1308,12 @@ fn download_outputs(fetch: &[String]) -> Vec<String> {
             remote_name = true;
         } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
             // a short cluster: the output letter takes the rest of the word or the next word
-            let letter = if curl_like { 'o' } else { 'O' };
+            // aria2c names its output with `-o` like curl, but saves under the URL's name
+            let letter = if curl_like || name == "aria2c" {
+                'o'
+            } else {
+                'O'
+            };
             if let Some(pos) = a.find(letter) {
                 let rest = &a[pos + 1..];
                 if rest.is_empty() {
@@ -1387,7 +1432,7 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
             let lines = match (format.as_str(), rest) {
                 (f, []) if !f.contains('%') => f.to_string(),
                 ("%s", r) if !r.is_empty() => r.concat(),
-                ("%s\\n", r) if !r.is_empty() => r.join("\\n"),
+                ("%s\\n" | "%s\\0", r) if !r.is_empty() => r.join("\\n"),
                 _ => return None,
             };
             let mut out = String::with_capacity(lines.len());
@@ -1412,7 +1457,8 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
 
 /// How `xargs` reads its input: `Some(None)` splits it into words appended to the command,
 /// `Some(Some(P))` runs the command once per line with `P` replaced (`-I P`, `-iP`,
-/// `--replace`); `None` for delimiters this reading does not model (`-0`, `-d`, `-a`).
+/// `--replace`); `None` for what this reading does not model (`-d`, `-a`). NUL-separated
+/// input (`-0`) is read as words: what is known of it comes from `printf '%s\0' …`.
 fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
     let mut placeholder = None;
     let mut i = 1;
@@ -1422,7 +1468,7 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
             break;
         }
         match a {
-            "-0" | "--null" | "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
+            "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
             "-I" => {
                 placeholder = argv.get(i + 1).cloned();
                 i += 1;
@@ -1441,6 +1487,35 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
     }
     Some(placeholder)
 }
+
+/// Variables whose value is a shell command some program runs: bash's `PROMPT_COMMAND`, git's
+/// ssh, proxy, diff, pager and editor commands, `LESSOPEN`/`LESSCLOSE` input filters (`|CMD`),
+/// and the pager, editor and browser other tools start.
+fn runs_value(name: &str) -> bool {
+    matches!(
+        name,
+        "PROMPT_COMMAND"
+            | "GIT_SSH_COMMAND"
+            | "GIT_SSH"
+            | "GIT_PROXY_COMMAND"
+            | "GIT_EXTERNAL_DIFF"
+            | "GIT_PAGER"
+            | "GIT_EDITOR"
+            | "GIT_SEQUENCE_EDITOR"
+            | "GIT_ASKPASS"
+            | "SSH_ASKPASS"
+            | "PAGER"
+            | "MANPAGER"
+            | "EDITOR"
+            | "VISUAL"
+            | "BROWSER"
+            | "LESSOPEN"
+            | "LESSCLOSE"
+    )
+}
+
+/// Stands for the words `xargs` reads when they are only known at run time.
+const XARGS_INPUT: &str = "$XARGS_INPUT";
 
 /// The commands `xargs` runs for the literal input `input`.
 fn xargs_commands(cmd: &[String], placeholder: Option<&str>, input: &str) -> Vec<Vec<String>> {
