@@ -246,7 +246,15 @@ async fn asking_upstream(answers: Answers, headers: HeaderMap, body: String) -> 
         .map(str::to_string);
     match msg["method"].as_str() {
         None => {
-            answers.lock().unwrap().push((session, msg));
+            let mut a = answers.lock().unwrap();
+            // The first answer to `e1` (the gateway's own, when it blocks the request) meets a
+            // server that is briefly unavailable: the gateway must send it again.
+            let first_e1 = msg["id"] == "e1" && !a.iter().any(|(_, m)| m["id"] == "e1");
+            if first_e1 {
+                a.push((Some(REFUSED_ONCE.into()), msg));
+                return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            }
+            a.push((session, msg));
             StatusCode::ACCEPTED.into_response()
         }
         Some("initialize") => (
@@ -308,13 +316,16 @@ side_effects = "read"
 tier = 0
 "#;
 
+/// Marks an answer the test upstream refused with a 503 (see `asking_upstream`).
+const REFUSED_ONCE: &str = "refused-once";
+
 async fn answers_for(answers: &Answers, id: &str) -> (Option<String>, Value) {
     for _ in 0..200 {
         if let Some(a) = answers
             .lock()
             .unwrap()
             .iter()
-            .find(|(_, a)| a["id"] == id)
+            .find(|(s, a)| a["id"] == id && s.as_deref() != Some(REFUSED_ONCE))
             .cloned()
         {
             return a;
@@ -433,6 +444,15 @@ async fn server_requests_on_sse_streams_are_scanned_and_bad_messages_refused() {
         assert_eq!(session.as_deref(), Some("sess-2"));
         assert_eq!(a["error"]["data"]["reason"], "MCP_REQUEST_INJECTION", "{a}");
     }
+    // `e1`'s answer was refused once (503) and delivered on the retry, exactly once.
+    let e1: Vec<Option<String>> = answers
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, m)| m["id"] == "e1")
+        .map(|(s, _)| s.clone())
+        .collect();
+    assert_eq!(e1, vec![Some(REFUSED_ONCE.into()), Some("sess-2".into())]);
 
     // The GET stream is looked at event by event too.
     let r = client

@@ -328,7 +328,15 @@ async fn event<D: Decider>(
     Some(out)
 }
 
+/// How long to wait before each retry of an answer the upstream did not take.
+const ANSWER_RETRIES: [std::time::Duration; 2] = [
+    std::time::Duration::from_millis(100),
+    std::time::Duration::from_millis(500),
+];
+
 /// Sends the gateway's answer to a server request to the upstream, in the client's session.
+/// The server waits for it, so a failure that may pass (no connection, a 5xx, 429) is tried
+/// again twice; a refusal (another 4xx) or a third failure is logged.
 fn answer_upstream<D: Decider>(p: &Proxy<D>, headers: &HeaderMap, answer: Value) {
     let mut req = p
         .http
@@ -340,21 +348,47 @@ fn answer_upstream<D: Decider>(p: &Proxy<D>, headers: &HeaderMap, answer: Value)
             req = req.header(name, v.as_bytes());
         }
     }
+    let req = req.body(answer.to_string());
     let server = p.core.gw.server.clone();
     tokio::spawn(async move {
-        match req.body(answer.to_string()).send().await {
-            Ok(r) if r.status().is_success() => {}
-            Ok(r) => log(
-                &server,
-                &format!(
-                    "the upstream refused airlock's answer to its request ({})",
-                    r.status()
-                ),
-            ),
-            Err(e) => log(
-                &server,
-                &format!("airlock's answer to the upstream's request was not delivered: {e}"),
-            ),
+        let mut waits = ANSWER_RETRIES.iter();
+        loop {
+            // A body of bytes can always be cloned; `None` would be a streamed body.
+            let Some(attempt) = req.try_clone() else {
+                log(
+                    &server,
+                    "airlock's answer to the upstream's request could not be sent",
+                );
+                return;
+            };
+            let problem = match attempt.send().await {
+                Ok(r) if r.status().is_success() => return,
+                Ok(r) => {
+                    let st = r.status();
+                    if !(st.is_server_error() || st == reqwest::StatusCode::TOO_MANY_REQUESTS) {
+                        log(
+                            &server,
+                            &format!("the upstream refused airlock's answer to its request ({st})"),
+                        );
+                        return;
+                    }
+                    format!("the upstream answered {st}")
+                }
+                Err(e) => e.to_string(),
+            };
+            match waits.next() {
+                Some(wait) => tokio::time::sleep(*wait).await,
+                None => {
+                    log(
+                        &server,
+                        &format!(
+                            "airlock's answer to the upstream's request was not delivered after {} tries: {problem}",
+                            ANSWER_RETRIES.len() + 1
+                        ),
+                    );
+                    return;
+                }
+            }
         }
     });
 }
