@@ -95,6 +95,43 @@ fn crisis_and_crisis_under_attack() {
     assert!(scan("hello", Direction::User).crisis.is_none());
 }
 
+/// `tests/crisis_probes.toml`: crisis texts by family (third-person, fiction and research
+/// framings, concealment, eating disorders, notes, spelling evasions) must get a crisis verdict;
+/// their benign look-alikes (homonyms, definitions, prevention, news, diet questions) must stay
+/// clean. The whole scanner decides, so weak rules that only count together are checked too.
+#[test]
+fn crisis_probes() {
+    #[derive(serde::Deserialize)]
+    struct Probes {
+        crisis: Vec<String>,
+        clean: Vec<String>,
+    }
+    let p: Probes = toml::from_str(include_str!("crisis_probes.toml")).unwrap();
+    assert!(p.crisis.len() >= 20 && p.clean.len() >= 20);
+    let mut wrong = Vec::new();
+    for t in &p.crisis {
+        let r = scan(t, Direction::User);
+        if !r.verdict.is_crisis() {
+            wrong.push(format!("missed ({:?}, {}): {t}", r.verdict, r.score));
+        }
+    }
+    for t in &p.clean {
+        let r = scan(t, Direction::User);
+        if r.verdict != Verdict::Clean {
+            let ids: Vec<&str> = r.matches.iter().map(|m| m.rule_id.as_str()).collect();
+            wrong.push(format!("flagged ({:?}, {ids:?}): {t}", r.verdict));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A crisis inside an attack keeps both signals.
+    let under = p
+        .crisis
+        .iter()
+        .find(|t| t.starts_with("Ignore all previous instructions"))
+        .unwrap();
+    assert_eq!(verdict(under, Direction::User), Verdict::CrisisUnderAttack);
+}
+
 #[test]
 fn tool_text_injections() {
     for t in [
@@ -238,6 +275,15 @@ fn prefilter_never_hides_a_rule_on_the_corpora() {
             let v: std::collections::BTreeMap<String, Vec<String>> =
                 serde_json::from_str(&src).unwrap();
             texts.extend(v.into_values().flatten());
+        }
+    }
+    // The crisis rules match little of the above: the PyRIT self-harm files, line by line.
+    for f in [
+        "crisis_pyrit/self_harm_objectives.csv",
+        "crisis_pyrit/self_harm_responses_scored.csv",
+    ] {
+        if let Some(src) = read(f) {
+            texts.extend(src.lines().map(str::to_string));
         }
     }
     let set = airlock_shield::builtin().unwrap().rules();
