@@ -39,6 +39,8 @@ pub enum Ecosystem {
     Crates,
     RubyGems,
     Go,
+    /// GitHub repositories (`owner/repo`) cloned or installed from.
+    GitHub,
 }
 
 impl Ecosystem {
@@ -49,6 +51,7 @@ impl Ecosystem {
             Ecosystem::Crates => "crates.io",
             Ecosystem::RubyGems => "RubyGems",
             Ecosystem::Go => "Go",
+            Ecosystem::GitHub => "GitHub",
         }
     }
 
@@ -59,6 +62,7 @@ impl Ecosystem {
             Ecosystem::Crates => include_str!("../../../rules/packages/crates.txt"),
             Ecosystem::RubyGems => include_str!("../../../rules/packages/rubygems.txt"),
             Ecosystem::Go => include_str!("../../../rules/packages/go.txt"),
+            Ecosystem::GitHub => include_str!("../../../rules/packages/github.txt"),
         }
     }
 
@@ -82,7 +86,7 @@ impl Ecosystem {
             }
             // crates.io refuses a name that differs from another only by `-` against `_`
             Ecosystem::Crates => lower.replace('_', "-"),
-            Ecosystem::Npm | Ecosystem::RubyGems | Ecosystem::Go => lower,
+            Ecosystem::Npm | Ecosystem::RubyGems | Ecosystem::Go | Ecosystem::GitHub => lower,
         }
     }
 }
@@ -124,6 +128,9 @@ impl Popular {
         if candidate.len() < 4 || self.contains(candidate) {
             return None;
         }
+        if self.eco == Ecosystem::GitHub {
+            return self.github_lookalike(candidate);
+        }
         // a Go package path inside a listed module (`golang.org/x/tools/cmd/goimports`) is
         // that module; otherwise each module is compared with as many leading path segments
         if self.eco == Ecosystem::Go
@@ -161,6 +168,48 @@ impl Popular {
             if (bare.len() >= 5 && strip_separators(p) == bare)
                 || slip(p.as_bytes(), candidate.as_bytes())
             {
+                return Some(shown);
+            }
+        }
+        None
+    }
+}
+
+impl Popular {
+    /// A GitHub `owner/repo` (normalised, not listed) that names a listed repository under an
+    /// owner one slip away from the listed owner. A listed owner is a real organisation: its
+    /// other repositories are its own, never look-alikes; and a repository of a listed name
+    /// under an unrelated owner is a fork. Owners are compared with the package slip rules, or
+    /// with any one edit (keeping the first letter) from an owner of at least 4 characters when
+    /// the repository name is exactly the listed one.
+    fn github_lookalike(&self, candidate: &str) -> Option<&str> {
+        let (co, cr) = candidate.split_once('/')?;
+        if self
+            .names
+            .iter()
+            .any(|n| n.split_once('/').is_some_and(|(o, _)| o == co))
+        {
+            return None;
+        }
+        for (p, shown) in self.names.iter().zip(&self.listed) {
+            let Some((po, pr)) = p.split_once('/') else {
+                continue;
+            };
+            if po.len().abs_diff(co.len()) > 2 || only_trailing_digits_differ(po, co) {
+                continue;
+            }
+            let bare = strip_separators(co);
+            let owner_slip = (bare.len() >= 5 && strip_separators(po) == bare)
+                || slip(po.as_bytes(), co.as_bytes());
+            let same_repo = cr == pr;
+            let owner_edit = same_repo
+                && po.len() >= 4
+                && po.as_bytes()[0] == co.as_bytes()[0]
+                && osa_distance(po.as_bytes(), co.as_bytes(), 1) == 1;
+            let repo_like = same_repo
+                || (cr.len() >= 5 && strip_separators(cr) == strip_separators(pr))
+                || slip(pr.as_bytes(), cr.as_bytes());
+            if (owner_slip && repo_like) || owner_edit {
                 return Some(shown);
             }
         }
@@ -280,7 +329,8 @@ pub fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 }
 
 pub fn popular(eco: Ecosystem) -> &'static Popular {
-    static LISTS: [OnceLock<Popular>; 5] = [
+    static LISTS: [OnceLock<Popular>; 6] = [
+        OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
         OnceLock::new(),
@@ -293,6 +343,7 @@ pub fn popular(eco: Ecosystem) -> &'static Popular {
         Ecosystem::Crates => 2,
         Ecosystem::RubyGems => 3,
         Ecosystem::Go => 4,
+        Ecosystem::GitHub => 5,
     };
     LISTS[i].get_or_init(|| Popular::parse(eco, eco.source()))
 }
@@ -710,8 +761,8 @@ fn spec_name(eco: Ecosystem, spec: &str) -> Option<String> {
         }
         Ecosystem::Crates => spec.split('@').next().unwrap_or(""),
         Ecosystem::RubyGems => spec.split(':').next().unwrap_or(""),
-        // handled above
-        Ecosystem::Go => return None,
+        // handled above, and by `github_suspects`
+        Ecosystem::Go | Ecosystem::GitHub => return None,
     };
     let name = name.trim();
     let ok = !name.is_empty()
@@ -769,6 +820,107 @@ pub fn suspects(name: &str, argv: &[String]) -> Vec<Suspect> {
             break;
         }
         i += 1;
+    }
+    out
+}
+
+/// The GitHub `owner/repo` a word names, lower case and without `.git`: a URL or scp-style
+/// address on github.com (`https://github.com/o/r`, `git@github.com:o/r.git`,
+/// `git+https://github.com/o/r@v1#egg=x`) or npm's `github:o/r` (also after an alias,
+/// `x@github:o/r`).
+fn github_repo(word: &str) -> Option<String> {
+    let lower = word.to_ascii_lowercase();
+    let rest = if let Some(at) = lower.find("github.com") {
+        // the host itself, not `notgithub.com`
+        if at > 0 && !matches!(lower.as_bytes()[at - 1], b'/' | b'@' | b'.') {
+            return None;
+        }
+        let r = &lower[at + "github.com".len()..];
+        r.strip_prefix('/').or_else(|| r.strip_prefix(':'))?
+    } else {
+        let at = lower.find("github:")?;
+        if at > 0 && lower.as_bytes()[at - 1] != b'@' {
+            return None;
+        }
+        &lower[at + "github:".len()..]
+    };
+    repo_path(rest)
+}
+
+/// `owner/repo` at the start of `rest` (what follows is a path, ref or fragment).
+fn repo_path(rest: &str) -> Option<String> {
+    let mut parts = rest.splitn(2, '/');
+    let owner = parts.next()?;
+    let repo = parts.next()?.split(['/', '#', '@', '?']).next()?;
+    let repo = repo.strip_suffix(".git").unwrap_or(repo);
+    let ok = !owner.is_empty()
+        && owner.len() <= 39
+        && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && !repo.is_empty()
+        && repo
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok.then(|| format!("{owner}/{repo}"))
+}
+
+/// The GitHub repositories a command clones or installs from that look like a popular one
+/// under a look-alike owner: `git clone https://github.com/facebok/react`, `pip install
+/// git+https://github.com/…`, `npm install github:o/r` or npm's bare `o/r`, `gh repo clone o/r`,
+/// `cargo install --git URL`.
+pub fn github_suspects(name: &str, argv: &[String]) -> Vec<Suspect> {
+    let fetcher = matches!(
+        name,
+        "git"
+            | "gh"
+            | "npm"
+            | "npx"
+            | "yarn"
+            | "pnpm"
+            | "bun"
+            | "bunx"
+            | "cargo"
+            | "uv"
+            | "uvx"
+            | "pipx"
+            | "poetry"
+            | "pdm"
+            | "pipenv"
+            | "rye"
+    ) || is_pip(name)
+        || ((name.starts_with("python") || name.starts_with("pypy"))
+            && argv.iter().any(|a| is_pip(a)));
+    if !fetcher || argv.len() < 2 {
+        return Vec::new();
+    }
+    // npm-style installs read a bare `owner/repo` as a GitHub repository; `gh repo clone`
+    // takes one
+    let shorthand_from = match name {
+        "gh" if is_word(argv, 1, &["repo"]) && is_word(argv, 2, &["clone", "fork"]) => Some(3),
+        _ => install_of(name, argv)
+            .filter(|i| i.eco == Ecosystem::Npm)
+            .map(|i| i.from),
+    };
+    let list = popular(Ecosystem::GitHub);
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let repo = github_repo(a).or_else(|| {
+            shorthand_from
+                .filter(|&f| {
+                    i >= f
+                        && !a.starts_with(['-', '.', '@', '/', '~'])
+                        && !a.contains(':')
+                        && a.matches('/').count() == 1
+                })
+                .and_then(|_| repo_path(&a.to_ascii_lowercase()))
+        });
+        let Some(repo) = repo else { continue };
+        if let Some(like) = list.lookalike(&repo) {
+            out.push(Suspect {
+                ecosystem: Ecosystem::GitHub,
+                name: repo,
+                like: like.to_string(),
+            });
+        }
     }
     out
 }
@@ -844,6 +996,54 @@ mod tests {
         ];
         clashes.retain(|c| !known.contains(&c.as_str()));
         assert!(clashes.is_empty(), "{clashes:#?}");
+    }
+
+    /// The GitHub list: normalised, no duplicates, and each repository, taken off the list,
+    /// does not look like another one (leave-one-out, as for the package lists). A listed
+    /// owner with several repositories stays listed when one is taken off, so this checks
+    /// owners against each other.
+    #[test]
+    fn github_repositories_do_not_flag_each_other() {
+        let full = popular(Ecosystem::GitHub);
+        assert!(full.names.len() >= 100);
+        let mut seen = HashSet::new();
+        for n in &full.names {
+            assert!(seen.insert(n.clone()), "{n} listed twice");
+            assert_eq!(
+                github_repo(&format!("github:{n}")).as_deref(),
+                Some(n.as_str())
+            );
+        }
+        let mut clashes = Vec::new();
+        for (i, n) in full.names.iter().enumerate() {
+            let mut others = full.names.clone();
+            others.remove(i);
+            let without = Popular::parse(Ecosystem::GitHub, &others.join("\n"));
+            if let Some(like) = without.lookalike(n) {
+                clashes.push(format!("{n} ~ {like}"));
+            }
+        }
+        assert!(clashes.is_empty(), "{clashes:#?}");
+    }
+
+    #[test]
+    fn github_addresses() {
+        for (word, repo) in [
+            (
+                "https://github.com/Facebook/React.git",
+                Some("facebook/react"),
+            ),
+            ("git@github.com:o/r.git", Some("o/r")),
+            ("git+https://github.com/o/r@v1.0#egg=r", Some("o/r")),
+            ("https://github.com/o/r/archive/main.zip", Some("o/r")),
+            ("github:o/r#main", Some("o/r")),
+            ("alias@github:o/r", Some("o/r")),
+            ("https://notgithub.com/o/r", None),
+            ("https://github.com/o", None),
+            ("mygithub:o/r", None),
+        ] {
+            assert_eq!(github_repo(word).as_deref(), repo, "{word}");
+        }
     }
 
     /// Names of one ecosystem checked against another's list: real names from elsewhere must

@@ -29,6 +29,8 @@ pub enum Lang {
     Sed,
     /// Statements for a database client (`psql <<EOF`, `mysql <<< "…"`).
     Sql,
+    /// A makefile read from standard input (`make -f -`): its recipes run as shell commands.
+    Make,
     Other,
 }
 
@@ -45,6 +47,7 @@ impl Lang {
             Lang::Awk => "awk",
             Lang::Sed => "sed",
             Lang::Sql => "SQL",
+            Lang::Make => "make",
             Lang::Other => "interpreter",
         }
     }
@@ -167,6 +170,43 @@ fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
 
 fn rest(args: &[String], at: usize) -> Option<Inner> {
     (at < args.len()).then(|| Inner::Argv(args[at..].to_vec()))
+}
+
+/// Whether a `make` command line reads a makefile from standard input (`-f -`, `-f-`,
+/// `--file=-`, `--makefile /dev/stdin`, …).
+fn make_reads_stdin(argv: &[String]) -> bool {
+    let stdin = |f: &str| matches!(f, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            break;
+        }
+        let value = match a {
+            "-f" | "--file" | "--makefile" => {
+                i += 1;
+                argv.get(i).map(String::as_str)
+            }
+            _ if a.starts_with("--file=") || a.starts_with("--makefile=") => {
+                a.split_once('=').map(|(_, v)| v)
+            }
+            // a short cluster ending in `f` takes the next word (`-sf -`); `-fFILE` carries it
+            _ if a.starts_with('-') && !a.starts_with("--") && a.len() > 2 => {
+                if a.ends_with('f') && !a[1..a.len() - 1].contains(['C', 'I', 'o', 'W', 'j', 'l']) {
+                    i += 1;
+                    argv.get(i).map(String::as_str)
+                } else {
+                    a.strip_prefix("-f")
+                }
+            }
+            _ => None,
+        };
+        if value.is_some_and(stdin) {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 fn joined(args: &[String], at: usize) -> Option<Inner> {
@@ -380,6 +420,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             } else {
                 one(rest(argv, at))
             }
+        }
+        // `make -f -` / `make -f /dev/stdin`: the makefile, and so the recipes it runs, come
+        // from standard input, like a program piped into a shell
+        "make" | "gmake" | "bmake" | "remake" if make_reads_stdin(argv) => {
+            vec![Inner::ReadsStdin(Lang::Make)]
         }
         "pkexec" => one(rest(argv, skip_opts(argv, 1, &["--user", "-u"]))),
         // `run0` / `systemd-run` start the command as a transient unit (run0 as root; both
@@ -1125,7 +1170,7 @@ fn interpreter(argv: &[String], lang: Lang) -> Vec<Inner> {
         Lang::Php => &["-r"],
         Lang::Lua => &["-e"],
         Lang::Other => &["-e", "-c", "-Command", "-command", "-EncodedCommand"],
-        Lang::Awk | Lang::Sed | Lang::Sql => &[],
+        Lang::Awk | Lang::Sed | Lang::Sql | Lang::Make => &[],
     };
     if lang == Lang::Awk {
         return awk_program(argv);

@@ -42,8 +42,8 @@ pub struct Stage {
     pub decoder: bool,
     /// What the stage prints, when it is one `echo`/`printf` of literal text.
     pub emits: Option<String>,
-    /// The stage is `xargs`: the command it runs and its `-I` placeholder, if any.
-    pub xargs: Option<(Vec<String>, Option<String>)>,
+    /// The stage is `xargs` reading standard input: the command it runs and how it reads.
+    pub xargs: Option<(Vec<String>, XargsMode)>,
 }
 
 impl Stage {
@@ -94,6 +94,8 @@ pub struct Walker<'a> {
     redirect_targets: Vec<String>,
     /// Files the command being walked reads through `< FILE`.
     input_sources: Vec<String>,
+    /// The simple command being walked reads standard input from a file (`CMD < FILE`).
+    stdin_file: bool,
 }
 
 fn cut(s: &str) -> String {
@@ -129,6 +131,7 @@ impl<'a> Walker<'a> {
             downloaded: Vec::new(),
             redirect_targets: Vec::new(),
             input_sources: Vec::new(),
+            stdin_file: false,
         }
     }
 
@@ -307,15 +310,16 @@ impl<'a> Walker<'a> {
             // `echo PATHS | xargs CMD`: the words xargs adds are known
             for i in 1..stages.len() {
                 match (&stages[i - 1].emits, &stages[i].xargs) {
-                    (Some(out), Some((cmd, placeholder))) => {
-                        for argv in xargs_commands(cmd, placeholder.as_deref(), out) {
+                    (Some(out), Some((cmd, mode))) if mode.literal => {
+                        for argv in xargs_commands(cmd, mode.placeholder.as_deref(), out) {
                             self.run_argv(argv, depth + 1, None);
                         }
                     }
                     // `find … | xargs rm -rf`: the operands are known only at run time, like
                     // a variable's value, so the command is judged with one standing for them
-                    (None, Some((cmd, placeholder))) => {
-                        for argv in xargs_commands(cmd, placeholder.as_deref(), XARGS_INPUT) {
+                    (_, Some((cmd, mode))) => {
+                        let p = mode.placeholder.as_deref();
+                        for argv in xargs_commands(cmd, p, XARGS_INPUT) {
                             self.run_argv(argv, depth + 1, None);
                         }
                     }
@@ -575,6 +579,8 @@ impl<'a> Walker<'a> {
         if argv.is_empty() {
             return Stage::default();
         }
+        // `xargs CMD < FILE` reads its words from FILE, unknown like `-a FILE`
+        let stdin_file = !self.input_sources.is_empty();
         // `CMD < FILE` reads FILE like `cat FILE | CMD`: the secret-reading and exfiltration
         // rules judge it in that form (`nc host 80 < ~/.ssh/id_rsa`)
         if !self.input_sources.is_empty() {
@@ -609,7 +615,10 @@ impl<'a> Walker<'a> {
             );
             argv[0] = folded;
         }
-        self.run_argv(argv, depth, feed.as_deref())
+        let before = std::mem::replace(&mut self.stdin_file, stdin_file);
+        let stage = self.run_argv(argv, depth, feed.as_deref());
+        self.stdin_file = before;
+        stage
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -866,6 +875,19 @@ impl<'a> Walker<'a> {
         let matched = self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
         // `pip install reqeusts`: a package named one slip away from a popular one
+        for s in crate::typosquat::github_suspects(&name, &argv) {
+            self.engine(
+                "package_typosquat",
+                ReasonCode::PackageTyposquat,
+                (Decision::Ask, Tier::Medium, Severity::High),
+                format!(
+                    "the GitHub repository `{}` is not the popular `{}`, but its owner is one typing slip away from that one's: look-alike accounts publish copies of popular repositories with an attacker's code. If you meant `{}`, use that; if `{}` really is the repository you need, say why so the user can confirm.",
+                    s.name, s.like, s.like, s.name
+                ),
+                "Check the repository's owner, age, stars and whether it is a fork before approving.",
+                &text,
+            );
+        }
         for s in crate::typosquat::suspects(&name, &argv) {
             self.engine(
                 "package_typosquat",
@@ -908,12 +930,25 @@ impl<'a> Walker<'a> {
         }
         let inners = unwrap::unwrap(&argv);
         let xargs = match (name.as_str(), inners.first()) {
-            ("xargs", Some(Inner::Argv(cmd))) => xargs_mode(&argv).map(|p| (cmd.clone(), p)),
+            ("xargs", Some(Inner::Argv(cmd))) => Some((cmd.clone(), xargs_mode(&argv))),
             _ => None,
         };
+        let xargs = match xargs {
+            // `xargs -a FILE CMD` / `xargs CMD < FILE`: the words come from a file airlock
+            // does not read, so the command is judged like `… | xargs CMD` with unknown input
+            // (and no pipe feeds this xargs)
+            Some((cmd, mode)) if mode.arg_file || (self.stdin_file && feed.is_none()) => {
+                for argv in xargs_commands(&cmd, mode.placeholder.as_deref(), XARGS_INPUT) {
+                    self.run_argv(argv, depth + 1, None);
+                }
+                None
+            }
+            other => other,
+        };
         // `xargs CMD <<< PATHS` / `xargs CMD <<EOF`: the words xargs adds are known
-        if let (Some((cmd, placeholder)), Some(body)) = (&xargs, feed) {
-            for argv in xargs_commands(cmd, placeholder.as_deref(), body) {
+        if let (Some((cmd, mode)), Some(body)) = (&xargs, feed) {
+            let input = if mode.literal { body } else { XARGS_INPUT };
+            for argv in xargs_commands(cmd, mode.placeholder.as_deref(), input) {
                 self.run_argv(argv, depth + 1, None);
             }
         }
@@ -1186,6 +1221,25 @@ impl<'a> Walker<'a> {
 
     /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
     fn walk_code(&mut self, lang: Lang, code: &str, depth: usize) {
+        if lang == Lang::Make {
+            // a makefile runs its recipe lines (tab-indented; `@`, `-`, `+` prefixes only
+            // change echoing and error handling) and its `$(shell …)` calls as shell commands
+            for line in code.lines().take(256) {
+                if let Some(recipe) = line.strip_prefix('\t') {
+                    let cmd = recipe.trim_start_matches(['@', '-', '+', ' ', '\t']);
+                    if !cmd.is_empty() {
+                        self.walk_script(cmd, depth + 1);
+                    }
+                }
+                for (at, _) in line.match_indices("$(shell ").take(8) {
+                    let inner = &line[at + 8..];
+                    let end = inner.find(')').unwrap_or(inner.len());
+                    self.walk_script(&inner[..end], depth + 1);
+                }
+            }
+            self.all_read_only = false;
+            return;
+        }
         let matched = self.rule_hits(Target::Code, code);
         if lang == Lang::Sql {
             // statements are judged by the database rules alone, each one as if given to a
@@ -1455,12 +1509,26 @@ fn literal_output(argv: &[String], feed: Option<&str>) -> Option<String> {
     }
 }
 
-/// How `xargs` reads its input: `Some(None)` splits it into words appended to the command,
-/// `Some(Some(P))` runs the command once per line with `P` replaced (`-I P`, `-iP`,
-/// `--replace`); `None` for what this reading does not model (`-d`, `-a`). NUL-separated
-/// input (`-0`) is read as words: what is known of it comes from `printf '%s\0' …`.
-fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
-    let mut placeholder = None;
+/// How `xargs` reads its input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct XargsMode {
+    /// `None` splits the input into words appended to the command; `Some(P)` runs the command
+    /// once per line with `P` replaced (`-I P`, `-iP`, `--replace`).
+    pub placeholder: Option<String>,
+    /// The input can be modelled from literal text: not with `-d` (a custom delimiter).
+    /// NUL-separated input (`-0`) is read as words: what is known of it comes from
+    /// `printf '%s\0' …`.
+    pub literal: bool,
+    /// The input comes from a file (`-a FILE`, `--arg-file=FILE`), not from standard input,
+    /// so it is only known at run time.
+    pub arg_file: bool,
+}
+
+fn xargs_mode(argv: &[String]) -> XargsMode {
+    let mut mode = XargsMode {
+        literal: true,
+        ..XargsMode::default()
+    };
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
@@ -1468,24 +1536,32 @@ fn xargs_mode(argv: &[String]) -> Option<Option<String>> {
             break;
         }
         match a {
-            "-d" | "--delimiter" | "-a" | "--arg-file" => return None,
-            "-I" => {
-                placeholder = argv.get(i + 1).cloned();
+            "-d" | "--delimiter" => {
+                mode.literal = false;
                 i += 1;
             }
-            "-i" | "--replace" => placeholder = Some("{}".to_string()),
-            _ if a.starts_with("--replace=") => placeholder = Some(a[10..].to_string()),
-            _ if a.starts_with("-I") || a.starts_with("-i") => {
-                placeholder = Some(a[2..].to_string())
+            "-a" | "--arg-file" => {
+                mode.arg_file = true;
+                i += 1;
             }
-            _ if a.starts_with("-d") || a.starts_with("--delimiter=") => return None,
+            "-I" => {
+                mode.placeholder = argv.get(i + 1).cloned();
+                i += 1;
+            }
+            "-i" | "--replace" => mode.placeholder = Some("{}".to_string()),
+            _ if a.starts_with("--replace=") => mode.placeholder = Some(a[10..].to_string()),
+            _ if a.starts_with("--arg-file=") || a.starts_with("-a") => mode.arg_file = true,
+            _ if a.starts_with("-I") || a.starts_with("-i") => {
+                mode.placeholder = Some(a[2..].to_string())
+            }
+            _ if a.starts_with("-d") || a.starts_with("--delimiter=") => mode.literal = false,
             "-n" | "-P" | "-L" | "-l" | "-s" | "-E" | "-e" | "--max-args" | "--max-procs"
             | "--max-lines" | "--max-chars" => i += 1,
             _ => {}
         }
         i += 1;
     }
-    Some(placeholder)
+    mode
 }
 
 /// Variables whose value is a shell command some program runs: bash's `PROMPT_COMMAND`, git's
