@@ -140,6 +140,17 @@ pub fn lang_of(name: &str) -> Option<Lang> {
 
 /// Skips options of a wrapper. `with_value` lists short and long options that take a separate
 /// value. Returns the index of the first operand.
+
+/// The options of `docker`/`podman`/`nerdctl` before a subcommand that take a value.
+const DOCKER_GLOBAL_VALUED: &[&str] = &[
+    "-H",
+    "--host",
+    "--context",
+    "-c",
+    "--config",
+    "-l",
+    "--log-level",
+];
 fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
     let mut i = from;
     while i < args.len() {
@@ -639,34 +650,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         }
         "docker" | "podman" | "nerdctl"
             if argv
-                .get(skip_opts(
-                    argv,
-                    1,
-                    &[
-                        "-H",
-                        "--host",
-                        "--context",
-                        "-c",
-                        "--config",
-                        "-l",
-                        "--log-level",
-                    ],
-                ))
+                .get(skip_opts(argv, 1, DOCKER_GLOBAL_VALUED))
                 .is_some_and(|s| s == "compose") =>
         {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-H",
-                    "--host",
-                    "--context",
-                    "-c",
-                    "--config",
-                    "-l",
-                    "--log-level",
-                ],
-            );
+            let at = skip_opts(argv, 1, DOCKER_GLOBAL_VALUED);
             one(compose_command(argv, at + 1))
         }
         "docker-compose" | "podman-compose" => one(compose_command(argv, 1)),
