@@ -138,9 +138,6 @@ pub fn lang_of(name: &str) -> Option<Lang> {
     })
 }
 
-/// Skips options of a wrapper. `with_value` lists short and long options that take a separate
-/// value. Returns the index of the first operand.
-
 /// The options of `docker`/`podman`/`nerdctl` before a subcommand that take a value.
 const DOCKER_GLOBAL_VALUED: &[&str] = &[
     "-H",
@@ -151,6 +148,9 @@ const DOCKER_GLOBAL_VALUED: &[&str] = &[
     "-l",
     "--log-level",
 ];
+
+/// Skips options of a wrapper. `with_value` lists short and long options that take a separate
+/// value. Returns the index of the first operand.
 fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
     let mut i = from;
     while i < args.len() {
