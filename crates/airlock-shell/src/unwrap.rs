@@ -1103,19 +1103,9 @@ fn git_subcommand_programs(argv: &[String]) -> Vec<Inner> {
                 ],
                 _ => &["-x", "--extcmd", "--tool-cmd"],
             };
-            let mut out = Vec::new();
-            for (i, a) in argv.iter().enumerate().skip(at + 1) {
-                if names.contains(&a.as_str()) {
-                    out.extend(argv.get(i + 1).map(|c| Inner::Script(c.clone())));
-                } else if let Some(v) = names.iter().find_map(|n| {
-                    a.strip_prefix(n)
-                        .and_then(|r| r.strip_prefix('='))
-                        .filter(|_| n.starts_with("--"))
-                }) {
-                    out.push(Inner::Script(v.to_string()));
-                }
-            }
-            out
+            // from the subcommand on, which `option_programs` skips like a program name
+            argv.get(at..)
+                .map_or_else(Vec::new, |sub_argv| option_programs(sub_argv, names, &[]))
         }
         _ => Vec::new(),
     }
