@@ -1115,11 +1115,8 @@ mod tests {
         );
     }
 
-    /// Every rule's ASCII form answers as its Unicode regexes on every ASCII example text of
-    /// every rule (whole command lines and their words).
-    #[test]
-    fn ascii_forms_agree_with_unicode_on_the_examples() {
-        let set = crate::Analyzer::builtin().unwrap().rules();
+    /// Every rule's ASCII examples and counter-examples, whole and split at shell operators.
+    fn ascii_example_texts() -> Vec<&'static str> {
         let mut texts: Vec<&str> = Vec::new();
         for r in BUILTIN_TABLE {
             for e in r.examples().chain(r.counter_examples()) {
@@ -1128,6 +1125,15 @@ mod tests {
             }
         }
         texts.retain(|t| t.is_ascii());
+        texts
+    }
+
+    /// Every rule's ASCII form answers as its Unicode regexes on every ASCII example text of
+    /// every rule (whole command lines and their words).
+    #[test]
+    fn ascii_forms_agree_with_unicode_on_the_examples() {
+        let set = crate::Analyzer::builtin().unwrap().rules();
+        let texts = ascii_example_texts();
         assert!(texts.len() > 1000, "{}", texts.len());
         let mut fired = 0;
         for r in set.rules() {
@@ -1170,14 +1176,7 @@ mod tests {
 
     #[test]
     fn matchers_agree_with_meta_regexes_on_the_examples() {
-        let mut texts: Vec<&str> = Vec::new();
-        for r in BUILTIN_TABLE {
-            for e in r.examples().chain(r.counter_examples()) {
-                texts.push(e);
-                texts.extend(e.split(['|', ';', '&', '(', ')', '`', '$']).map(str::trim));
-            }
-        }
-        texts.retain(|t| t.is_ascii());
+        let texts = ascii_example_texts();
         let all = both_engines();
         assert!(all.len() > 200, "{}", all.len());
         let mut hits = 0;
