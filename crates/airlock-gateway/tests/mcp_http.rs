@@ -271,6 +271,8 @@ async fn asking_upstream(answers: Answers, headers: HeaderMap, body: String) -> 
             sampling("s1", INJECTION),
             elicitation("e1", INJECTION),
             sampling("s2", "Summarise: two bugs fixed."),
+            log_note(INJECTION),
+            progress_note("half done"),
             json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "asked"}]}}),
         ]),
         Some("tools/call") => (
@@ -280,6 +282,14 @@ async fn asking_upstream(answers: Answers, headers: HeaderMap, body: String) -> 
             .into_response(),
         Some(_) => StatusCode::ACCEPTED.into_response(),
     }
+}
+
+fn log_note(text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "warning", "data": {"page": text}}})
+}
+
+fn progress_note(text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 7, "progress": 1, "message": text}})
 }
 
 /// An event the proxy has no reason to touch: it must keep its bytes (key order, spacing).
@@ -414,7 +424,7 @@ async fn server_requests_on_sse_streams_are_scanned_and_bad_messages_refused() {
     // Annotate: the requests reach the client with a warning; the clean one unchanged.
     let r = post(annotate, call(4, "ask")).await.unwrap();
     let m = messages(r).await;
-    assert_eq!(m.len(), 4, "{m:?}");
+    assert_eq!(m.len(), 6, "{m:?}");
     assert_eq!(m[0]["id"], "s1");
     let msgs = m[0]["params"]["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2);
@@ -431,14 +441,28 @@ async fn server_requests_on_sse_streams_are_scanned_and_bad_messages_refused() {
         "{m:?}"
     );
     assert_eq!(m[2], sampling("s2", "Summarise: two bugs fixed."));
-    assert_eq!(m[3]["result"]["content"][0]["text"], "asked");
+    // A log notification carrying an injection: its data is the warning, then the original;
+    // a clean progress notification passes as sent.
+    let data = m[3]["params"]["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("[airlock warning MCP_NOTIFICATION_INJECTION]"),
+        "{m:?}"
+    );
+    assert!(data.contains("id_rsa"));
+    assert_eq!(m[4], progress_note("half done"));
+    assert_eq!(m[5]["result"]["content"][0]["text"], "asked");
 
     // Block: the upstream gets errors in the client's session; the client only the answer.
     let r = post(block, call(5, "ask")).await.unwrap();
     let m = messages(r).await;
-    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(m.len(), 3, "{m:?}");
     assert_eq!(m[0]["id"], "s2");
-    assert_eq!(m[1]["id"], 5);
+    assert_eq!(
+        m[1],
+        progress_note("half done"),
+        "the flagged log is dropped"
+    );
+    assert_eq!(m[2]["id"], 5);
     for id in ["s1", "e1"] {
         let (session, a) = answers_for(&answers, id).await;
         assert_eq!(session.as_deref(), Some("sess-2"));
@@ -475,15 +499,15 @@ async fn server_requests_on_sse_streams_are_scanned_and_bad_messages_refused() {
     let (_, a) = answers_for(&answers, "g2").await;
     assert_eq!(a["error"]["data"]["reason"], "MCP_INVALID_MESSAGE", "{a}");
 
-    // Verdicts are receipts: s1, e1, s2 and the answer twice each (annotate, block), and g1;
-    // three blocked. Refused messages are never scanned.
+    // Verdicts are receipts: s1, e1, s2, the answer and the flagged log twice each (annotate,
+    // block), and g1; four blocked. Refused messages and clean notifications are not recorded.
     let scans: Vec<Value> = s
         .receipts()
         .await
         .into_iter()
         .filter(|r| r["tool"] == "airlock.scan")
         .collect();
-    assert_eq!(scans.len(), 9, "{scans:?}");
-    assert_eq!(scans.iter().filter(|r| r["decision"] == "deny").count(), 3);
+    assert_eq!(scans.len(), 11, "{scans:?}");
+    assert_eq!(scans.iter().filter(|r| r["decision"] == "deny").count(), 4);
     s.stop().await;
 }

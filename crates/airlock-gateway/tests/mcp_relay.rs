@@ -819,3 +819,102 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
     );
     s.stop().await;
 }
+
+fn log_note(data: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "logger": "fetch", "data": data}})
+}
+
+fn progress_note(message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1", "progress": 1, "total": 2, "message": message}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_and_progress_notifications_are_scanned_and_only_flagged_ones_recorded() {
+    let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = wrap(Setup {
+        server: &s,
+        config: CONFIG,
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    // Clean notifications pass as sent (and cost no receipt).
+    let clean = log_note(json!({"fetched": "https://example.com/", "status": 200}));
+    c.server_sends(&clean).await;
+    assert_eq!(c.recv().await, clean);
+    c.server_sends(&progress_note("page 1 of 2 read")).await;
+    assert_eq!(c.recv().await, progress_note("page 1 of 2 read"));
+    // An injection deep inside a log's data: the data becomes the warning, then the original.
+    c.server_sends(&log_note(json!({"page": {"body": [INJECTION]}})))
+        .await;
+    let m = c.recv().await;
+    assert_eq!(m["method"], "notifications/message", "{m}");
+    assert_eq!(m["params"]["level"], "info");
+    let d = m["params"]["data"].as_str().unwrap();
+    assert!(
+        d.starts_with("[airlock warning MCP_NOTIFICATION_INJECTION]"),
+        "{m}"
+    );
+    assert!(d.contains("id_rsa"), "the original follows: {m}");
+    c.server_sends(&progress_note(INJECTION)).await;
+    let m = c.recv().await;
+    let text = m["params"]["message"].as_str().unwrap();
+    assert!(text.starts_with("[airlock warning MCP_NOTIFICATION_INJECTION]"));
+    assert!(text.ends_with(INJECTION));
+    assert_eq!(m["params"]["progressToken"], "p1");
+    c.close().await;
+
+    // Configured to block: flagged notifications are dropped, clean ones still pass.
+    let mut c = wrap(Setup {
+        server: &s,
+        config: "[mcp]\ninjection = \"block\"\n[mcp.servers.demo]\n",
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls2.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    // Calls are decided concurrently, so each line is sent only once the previous one reached
+    // the server; the server answers a ping after the lines it wrote before it.
+    for (i, line) in [
+        log_note(json!(INJECTION)),
+        progress_note(INJECTION),
+        clean.clone(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        c.server_sends(line).await;
+        for _ in 0..200 {
+            if c.reached().len() > i {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+    assert_eq!(c.recv().await, clean, "the flagged two never arrive");
+    let p = c.request("ping", json!({})).await;
+    assert!(p.get("result").is_some(), "{p}");
+    c.close().await;
+
+    // Each flagged notification is a receipt; clean ones are not recorded.
+    let receipts = s.receipts().await;
+    let notes: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "airlock.scan")
+        .collect();
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert_eq!(
+        notes.iter().filter(|r| r["decision"] == "deny").count(),
+        2,
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .all(|r| r["reasons"][0]["code"] == "TEXT_INJECTION"),
+        "{notes:?}"
+    );
+    s.stop().await;
+}

@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::core::{Core, denied_result, log};
 use super::frame::{self, Message};
 use super::gate::{Decider, Ruling};
+use super::notify::{self, Note};
 use super::scan;
 use super::sdk;
 
@@ -302,7 +303,13 @@ async fn event<D: Decider>(
             },
             None => None,
         },
-        Ok(Message::Notification { .. }) => None,
+        Ok(Message::Notification { method, msg }) => {
+            match notify::notification(&p.core, &method, &msg).await {
+                Note::Pass => None,
+                Note::Replace(changed) => Some(changed),
+                Note::Drop => return None,
+            }
+        }
         Err(r) => {
             log(
                 &p.core.gw.server,

@@ -11,6 +11,7 @@ pub mod core;
 pub mod frame;
 pub mod gate;
 pub mod http;
+pub mod notify;
 pub mod pins;
 pub mod relay;
 pub mod scan;

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::core::{Core, Gateway, denied_result, lock, log};
 use super::frame::{self, Line, Message};
 use super::gate::{Decider, Ruling};
+use super::notify::{self, Note};
 use super::scan;
 use super::sdk;
 
@@ -234,8 +235,16 @@ async fn pump_server<D: Decider>(
                 }
                 continue;
             }
-            Message::Notification { .. } => {
-                let _ = s.to_client.send(line);
+            Message::Notification { method, msg } => {
+                match notify::notification(&s.core, &method, &msg).await {
+                    Note::Pass => {
+                        let _ = s.to_client.send(line);
+                    }
+                    Note::Replace(changed) => {
+                        let _ = s.to_client.send(encode(&changed));
+                    }
+                    Note::Drop => {}
+                }
                 continue;
             }
         };

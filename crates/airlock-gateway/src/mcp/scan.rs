@@ -147,7 +147,7 @@ pub fn result_text(kind: Kind, result: &Value) -> String {
     parts.join("\n")
 }
 
-fn flagged(v: Verdict) -> bool {
+pub(crate) fn flagged(v: Verdict) -> bool {
     matches!(
         v,
         Verdict::InjectionDetected | Verdict::JailbreakDetected | Verdict::CrisisUnderAttack

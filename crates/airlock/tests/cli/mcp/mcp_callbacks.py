@@ -1,6 +1,7 @@
 """What the MCP Python SDK test clients (stdio and streamable HTTP) share: the client's stand-in
-model and user, which remember what airlock let through, and the check that a server's sampling
-and elicitation requests reach them with airlock's warning in front of an injection."""
+model and user, which remember what airlock let through, and the checks that a server's sampling
+and elicitation requests, log and progress notifications reach them with airlock's warning in
+front of an injection."""
 
 from mcp import types
 
@@ -49,3 +50,32 @@ async def check_sampling(session):
     r = await session.call_tool("confirm", {"question": INJECTION})
     assert not r.is_error and text_of(r) == "the user answered: accept", r
     assert ASKED[-1].startswith("[airlock warning MCP_REQUEST_INJECTION]"), ASKED
+
+
+LOGS = []
+
+
+async def log_view(params):
+    """The client's log view: remembers each log message's data."""
+    LOGS.append(params.data)
+
+
+async def check_read_page(session):
+    """`read_page`: its injected result is flagged; of its two log messages and two progress
+    messages the plain ones arrive as sent and the injected ones start with airlock's warning."""
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append(message)
+
+    LOGS.clear()
+    r = await session.call_tool("read_page", {"url": "https://example.com"},
+                                progress_callback=on_progress)
+    assert "MCP_RESULT_INJECTION" in r.content[0].text, r
+    assert LOGS[0] == "fetched https://example.com", LOGS
+    assert isinstance(LOGS[1], str), LOGS
+    assert LOGS[1].startswith("[airlock warning MCP_NOTIFICATION_INJECTION]"), LOGS
+    assert "id_rsa" in LOGS[1], LOGS
+    assert progress[0] == "read https://example.com", progress
+    assert progress[1].startswith("[airlock warning MCP_NOTIFICATION_INJECTION]"), progress
+    assert progress[1].endswith(INJECTION), progress

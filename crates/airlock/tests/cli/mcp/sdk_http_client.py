@@ -13,7 +13,7 @@ import urllib.request
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_callbacks import check_sampling, elicitation, sampling, text_of
+from mcp_callbacks import check_read_page, check_sampling, elicitation, log_view, sampling, text_of
 
 AIRLOCK = os.environ["AIRLOCK_BIN"]
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk_server.py")
@@ -41,7 +41,8 @@ async def session(url):
     async with streamable_http_client(url) as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(read, write, sampling_callback=sampling,
-                                 elicitation_callback=elicitation) as s:
+                                 elicitation_callback=elicitation,
+                                 logging_callback=log_view) as s:
             await s.initialize()
             names = sorted(t.name for t in (await s.list_tools()).tools)
             assert names == ["confirm", "deploy", "echo", "read_page", "summarize"], names
@@ -49,8 +50,7 @@ async def session(url):
             assert not r.is_error and text_of(r) == "over http", r
             r = await s.call_tool("delete_repo", {"name": "prod"})
             assert r.is_error and "TOOL_UNDECLARED" in text_of(r), r
-            r = await s.call_tool("read_page", {"url": "https://example.com"})
-            assert "MCP_RESULT_INJECTION" in r.content[0].text, r
+            await check_read_page(s)
             await check_sampling(s)
 
 

@@ -1,6 +1,7 @@
 """A real MCP server written with the official MCP Python SDK (MCPServer), run over stdio behind
 `airlock mcp wrap` by the tests. The description of `echo` comes from MCP_TEST_ECHO_DESCRIPTION
-so a test can change it between sessions (tool poisoning). `summarize` asks the client's model
+so a test can change it between sessions (tool poisoning). `read_page` logs and reports
+progress, plainly and with the page's injection. `summarize` asks the client's model
 (sampling) and `confirm` the user (elicitation) while they run."""
 
 import os
@@ -31,7 +32,12 @@ def deploy(env: str) -> str:
 
 
 @app.tool(description="Read a web page.")
-def read_page(url: str) -> str:
+async def read_page(url: str, ctx: Context) -> str:
+    # Log and progress notifications on the way: one plain, one carrying the page's injection.
+    await ctx.info(f"fetched {url}", logger_name="fetch")
+    await ctx.info({"url": url, "body": f"Page {url}. {INJECTION}"}, logger_name="fetch")
+    await ctx.report_progress(1, 2, f"read {url}")
+    await ctx.report_progress(2, 2, INJECTION)
     return f"Page {url}. {INJECTION}"
 
 
