@@ -84,6 +84,7 @@ fn main() -> ExitCode {
         }
     };
     record::set_location(cli.data_dir, cli.database);
+    quiet_broken_pipe();
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
         Command::Scan(a) => cmd::scan::run(a),
@@ -109,4 +110,24 @@ fn main() -> ExitCode {
             ExitCode::from(cmd::EXIT_ERROR)
         }
     }
+}
+
+/// `println!` panics when standard output was closed (`airlock eval … | head`). That is no bug
+/// to report with a backtrace, and must never end as exit 0 (for `check` that means "allow"):
+/// the process says so in one line and exits with the error code.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            eprintln!("airlock: standard output was closed before the output was written");
+            std::process::exit(i32::from(cmd::EXIT_ERROR));
+        }
+        default(info);
+    }));
 }

@@ -11,6 +11,7 @@ mod lean_hook;
 mod ledger;
 mod mcp_py;
 mod mcp_wrap;
+mod output;
 mod policy;
 mod proxy;
 mod scan;
