@@ -132,6 +132,36 @@ fn crisis_probes() {
     assert_eq!(verdict(under, Direction::User), Verdict::CrisisUnderAttack);
 }
 
+/// `tests/attack_probes.toml`: attack families the shared corpora barely hold (other languages,
+/// short injections, refusal suppression, grandma and fiction framings, split words) must get an
+/// attack verdict as user messages; their benign look-alikes (e-mails that retract a message,
+/// ordinary "from now on you are in charge" sentences, puzzles, recipes) must stay clean.
+#[test]
+fn attack_probes() {
+    #[derive(serde::Deserialize)]
+    struct Probes {
+        attack: Vec<String>,
+        clean: Vec<String>,
+    }
+    let p: Probes = toml::from_str(include_str!("attack_probes.toml")).unwrap();
+    assert!(p.attack.len() >= 20 && p.clean.len() >= 20);
+    let mut wrong = Vec::new();
+    for t in &p.attack {
+        let r = scan(t, Direction::User);
+        if !r.verdict.is_attack() {
+            wrong.push(format!("missed ({:?}, {}): {t}", r.verdict, r.score));
+        }
+    }
+    for t in &p.clean {
+        let r = scan(t, Direction::User);
+        if r.verdict != Verdict::Clean {
+            let ids: Vec<&str> = r.matches.iter().map(|m| m.rule_id.as_str()).collect();
+            wrong.push(format!("flagged ({:?}, {ids:?}): {t}", r.verdict));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn tool_text_injections() {
     for t in [
