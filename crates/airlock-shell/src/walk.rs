@@ -872,7 +872,9 @@ impl<'a> Walker<'a> {
                 &line,
             );
         }
-        let matched = self.rule_hits(Target::Command, &text);
+        // `az group delete --help` prints help: its words describe no action (wrapped and
+        // inner commands are still walked on their own)
+        let matched = !readonly::prints_help(&argv) && self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
         // `pip install reqeusts`: a package named one slip away from a popular one
         for s in crate::typosquat::github_suspects(&name, &argv) {
