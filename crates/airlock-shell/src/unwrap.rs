@@ -616,16 +616,15 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             skip_opts(argv, 1, &["-n", "--interval", "-d", "-g", "-q"]),
         )),
         "ssh" => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e",
-                    "-m", "-O", "-Q", "-S", "-W", "-w", "-B", "-I",
-                ],
-            );
-            // the host, then the remote command; without one the remote shell reads stdin
-            let mut out = match joined(argv, at + 1) {
+            const VALUED: &[&str] = &[
+                "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-m",
+                "-O", "-Q", "-S", "-W", "-w", "-B", "-I",
+            ];
+            let at = skip_opts(argv, 1, VALUED);
+            // the host, then the remote command; without one the remote shell reads stdin.
+            // ssh reads options after the host too (`ssh host -t CMD`, `ssh host -- CMD`)
+            let cmd_at = skip_opts(argv, at + 1, VALUED);
+            let mut out = match joined(argv, cmd_at) {
                 Some(cmd) => vec![cmd],
                 None => vec![Inner::ReadsStdin(Lang::Shell)],
             };
@@ -836,6 +835,22 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .position(|a| a == "-c" || a == "--call")
                 .unwrap_or(0);
             one(argv.get(c + 1).map(|s| Inner::Script(s.clone())))
+        }
+        // `npx PKG ARGS`, `bunx PKG ARGS`, `pnpm dlx` / `yarn dlx PKG ARGS` run the package's
+        // program with ARGS (`npx rimraf ~` deletes like `rm -rf ~`)
+        "npx" | "bunx" => one(rest(
+            argv,
+            skip_opts(argv, 1, &["-p", "--package", "--cache", "--userconfig"]),
+        )),
+        "pnpm" | "yarn" if argv.get(1).is_some_and(|s| s == "dlx") => {
+            one(rest(argv, skip_opts(argv, 2, &["-p", "--package"])))
+        }
+        // Node's tree deleters are `rm -rf` by another name: judged as that, so every rm rule
+        // (root, home, system directories, outside the workspace) applies
+        "rimraf" | "del-cli" if argv.len() > 1 => {
+            let mut rm = vec!["rm".to_string(), "-rf".to_string()];
+            rm.extend(argv[1..].iter().cloned());
+            vec![Inner::Argv(rm)]
         }
         "nix-shell" => argv
             .windows(2)
@@ -1857,6 +1872,18 @@ mod tests {
             vec![Inner::Script("rm -rf /".into())]
         );
         assert_eq!(
+            unwrap(&v("ssh host -- rm -rf /")),
+            vec![Inner::Script("rm -rf /".into())]
+        );
+        assert_eq!(
+            unwrap(&v("ssh host -t -p 22 sudo reboot")),
+            vec![Inner::Script("sudo reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("ssh host -N")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
+        assert_eq!(
             unwrap(&v("/lib64/ld-linux-x86-64.so.2 /bin/rm x")),
             vec![Inner::Argv(v("/bin/rm x"))]
         );
@@ -1872,6 +1899,19 @@ mod tests {
             vec![Inner::Argv(v("rm -rf /h"))]
         );
         assert_eq!(unwrap(&v("docker ps")), vec![]);
+        assert_eq!(
+            unwrap(&v("rimraf --glob dist/*.js")),
+            vec![Inner::Argv(v("rm -rf --glob dist/*.js"))]
+        );
+        assert_eq!(unwrap(&v("rimraf")), vec![]);
+        assert_eq!(
+            unwrap(&v("npx -y rimraf /srv/data")),
+            vec![Inner::Argv(v("rimraf /srv/data"))]
+        );
+        assert_eq!(
+            unwrap(&v("pnpm dlx --package=x del-cli ~")),
+            vec![Inner::Argv(v("del-cli ~"))]
+        );
         assert_eq!(
             unwrap(&v("kubectl exec web -- psql -c x")),
             vec![Inner::Argv(v("psql -c x"))]
