@@ -480,6 +480,8 @@ pub fn is_read_only(argv: &[String]) -> bool {
                     | "-fls"
             )
         }),
+        // `fd -x CMD` / `-X CMD` runs CMD on what it finds
+        "fd" | "fdfind" => !args.iter().any(|a| is_fd_exec(a)),
         "sed" => !args.iter().any(|a| {
             a == "-i"
                 || a.starts_with("-i")
@@ -555,6 +557,11 @@ pub fn is_read_only(argv: &[String]) -> bool {
             }
         }
     }
+}
+
+/// fd's options that run a command on its results (`-x`, `--exec`, `-X`, `--exec-batch`).
+pub fn is_fd_exec(a: &str) -> bool {
+    matches!(a, "-x" | "--exec" | "-X" | "--exec-batch")
 }
 
 /// Whether `argv` only prints a command-line tool's help, so its words describe no action:
@@ -732,6 +739,8 @@ mod tests {
             "xxd -r f",
             "git stash",
             "git tag v1",
+            "fd -e pyc -x rm",
+            "fd . src --exec-batch wc -l",
         ] {
             assert!(!ro(c), "{c} should not be read-only");
         }

@@ -892,6 +892,24 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 }
             })
             .collect(),
+        // `az vm run-command invoke … --scripts LINE…` runs each LINE in the VM's shell
+        "az" if argv.iter().any(|a| a == "run-command") => {
+            let mut out = Vec::new();
+            let mut on = false;
+            for a in &argv[1..] {
+                if let Some(v) = a.strip_prefix("--scripts=") {
+                    out.push(Inner::Script(v.to_string()));
+                    on = false;
+                } else if a == "--scripts" || a == "--script" {
+                    on = true;
+                } else if a.starts_with("--") {
+                    on = false;
+                } else if on {
+                    out.push(Inner::Script(a.clone()));
+                }
+            }
+            out
+        }
         // `ansible HOSTS -m shell|command|raw -a CMD` (the default module is `command`)
         "ansible" => {
             let module = argv
@@ -958,6 +976,18 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "find" => find_exec(argv),
+        // `fd … -x CMD [;]` / `-X CMD`: CMD runs on each result (or all of them); the search
+        // itself is judged by the fs rules on the fd command line
+        "fd" | "fdfind" => match argv.iter().position(|a| crate::readonly::is_fd_exec(a)) {
+            Some(at) => {
+                let end = argv[at + 1..]
+                    .iter()
+                    .position(|a| a == ";")
+                    .map_or(argv.len(), |p| at + 1 + p);
+                one((at + 1 < end).then(|| Inner::Argv(argv[at + 1..end].to_vec())))
+            }
+            None => Vec::new(),
+        },
         "git" => {
             let mut out = git_programs(argv);
             out.extend(git_subcommand_programs(argv));
@@ -1899,6 +1929,17 @@ mod tests {
             vec![Inner::Argv(v("rm -rf /h"))]
         );
         assert_eq!(unwrap(&v("docker ps")), vec![]);
+        assert_eq!(
+            unwrap(&v(
+                "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts reboot --parameters a"
+            )),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("fd -e sh . scripts -x sh -c x ;")),
+            vec![Inner::Argv(v("sh -c x"))]
+        );
+        assert_eq!(unwrap(&v("fd -e sh")), vec![]);
         assert_eq!(
             unwrap(&v("rimraf --glob dist/*.js")),
             vec![Inner::Argv(v("rm -rf --glob dist/*.js"))]
