@@ -808,6 +808,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             &["--checkpoint-action=exec="],
         ),
         "rsync" => option_programs(argv, &["-e", "--rsh", "--rsync-path"], &[]),
+        // `man -P CMD` / `--pager=CMD`, `zip -TT CMD` / `--unzip-command CMD`, and make's
+        // `SHELL=CMD` (every recipe line runs through it)
+        "man" => option_programs(argv, &["-P", "--pager"], &[]),
+        "zip" => option_programs(argv, &["-TT", "--unzip-command"], &[]),
+        "make" | "gmake" | "bmake" | "remake" => option_programs(argv, &[], &["SHELL="]),
         "scp" | "sftp" => ssh_option_programs(argv),
         // project and environment runners: `poetry run CMD`, `uv run CMD`, `bundle exec CMD`,
         // `conda run -n ENV CMD`, `npm exec -- CMD`, `nix develop -c CMD`, `nix-shell --run CMD`
@@ -1929,6 +1934,19 @@ mod tests {
             vec![Inner::Argv(v("rm -rf /h"))]
         );
         assert_eq!(unwrap(&v("docker ps")), vec![]);
+        assert_eq!(
+            unwrap(&v("man -P cat ls")),
+            vec![Inner::Script("cat".into())]
+        );
+        assert_eq!(
+            unwrap(&v("zip -T -TT unzip-check x.zip a")),
+            vec![Inner::Script("unzip-check".into())]
+        );
+        assert_eq!(
+            unwrap(&v("make SHELL=/bin/zsh test")),
+            vec![Inner::Script("/bin/zsh".into())]
+        );
+        assert_eq!(unwrap(&v("make -j4 test")), vec![]);
         assert_eq!(
             unwrap(&v(
                 "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts reboot --parameters a"
