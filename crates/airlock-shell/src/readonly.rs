@@ -574,6 +574,13 @@ pub fn prints_help(argv: &[String]) -> bool {
     let Some(prog) = argv.first() else {
         return false;
     };
+    // every command is asked this: leave before allocating unless a help word is there
+    if !argv[1..]
+        .iter()
+        .any(|a| matches!(a.as_str(), "--help" | "-help" | "help"))
+    {
+        return false;
+    }
     let prog = crate::unwrap::program_name(prog);
     let args = &argv[1..];
     if prog == "aws" {
