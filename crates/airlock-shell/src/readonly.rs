@@ -378,7 +378,11 @@ fn sub_ok(prog: &str, sub: &str, args: &[String]) -> bool {
                         | "info"
                 )
         }
-        "go" => matches!(sub, "version" | "env" | "list" | "vet" | "doc"),
+        // `go env -w|-u` writes the user's go configuration
+        "go" => {
+            matches!(sub, "version" | "env" | "list" | "vet" | "doc")
+                && !(sub == "env" && (has("-w") || has("-u")))
+        }
         "pip" | "pip3" => matches!(
             sub,
             "list" | "show" | "freeze" | "check" | "search" | "--version" | "-V"
@@ -747,6 +751,7 @@ mod tests {
             "git stash",
             "git tag v1",
             "fd -e pyc -x rm",
+            "go env -w GOFLAGS=-mod=mod",
             "fd . src --exec-batch wc -l",
         ] {
             assert!(!ro(c), "{c} should not be read-only");
