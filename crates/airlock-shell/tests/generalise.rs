@@ -59,6 +59,13 @@ fn dangerous_forms_no_corpus_holds_are_held() {
         "defaults write com.apple.loginwindow LoginHook /tmp/x.sh",
         "git push --prune origin",
         "gh repo edit o/r --visibility public --accept-visibility-change-consequences",
+        // packages, network, boot
+        "zypper rm -y systemd",
+        "npm set registry https://npm.example.net/",
+        "go env -w GONOSUMDB=*",
+        "ip link delete eth0",
+        "grub-install /dev/sda",
+        "efibootmgr -b 0001 -B",
     ] {
         let a = analyse(cmd);
         assert!(a.decision >= Decision::Ask, "{cmd}: {a:?}");
@@ -97,6 +104,9 @@ fn help_calls_dry_runs_and_look_alikes_stay_allowed() {
         "man -P cat ls",
         "make -j4 test",
         "awk '{ if ($1 || \"x\") print $2 }' data.txt",
+        "go env GOPATH",
+        "efibootmgr -v",
+        "npm config get registry",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
