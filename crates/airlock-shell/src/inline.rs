@@ -158,6 +158,19 @@ const SECRETS: &[&str] = &[
     ".env'",
 ];
 
+/// An awk output pipe or coprocess: `print EXPR | "cmd"`, `… |& "cmd"` (the string runs in a
+/// shell); a `|` that is half of `||` is a logical or.
+fn awk_output_pipe(code: &str) -> bool {
+    let b = code.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        if c != b'|' || (i > 0 && b[i - 1] == b'|') || b.get(i + 1) == Some(&b'|') {
+            return false;
+        }
+        let rest = code[i + 1..].trim_start_matches('&').trim_start();
+        rest.starts_with('"')
+    })
+}
+
 /// The capabilities code has, in the order Spawn, Delete, Network, Secrets.
 pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
     let mut out = Vec::new();
@@ -170,6 +183,7 @@ pub fn capabilities(lang: Lang, code: &str) -> Vec<Capability> {
                 || code.contains("print |")
                 || code.contains("print|")
                 || code.contains("printf |")
+                || awk_output_pipe(code)
         }
         Lang::Sed => sed_executes(code),
         // `system "cmd"`, `exec "cmd"` and `spawn "cmd"` need no parentheses in Perl and Ruby
@@ -567,6 +581,15 @@ mod tests {
             vec![Capability::Spawn]
         );
         assert!(capabilities(Lang::Awk, "{ print $1 }").is_empty());
+        assert_eq!(
+            capabilities(Lang::Awk, "BEGIN { print \"id\" | \"sh\" }"),
+            vec![Capability::Spawn]
+        );
+        assert_eq!(
+            capabilities(Lang::Awk, "{ print $0 |& \"cat\" }"),
+            vec![Capability::Spawn]
+        );
+        assert!(capabilities(Lang::Awk, "{ if ($1 || \"x\") print $2 }").is_empty());
         assert_eq!(capabilities(Lang::Sed, "1e rm x"), vec![Capability::Spawn]);
         assert_eq!(capabilities(Lang::Sed, "s/a/b/e"), vec![Capability::Spawn]);
         assert!(capabilities(Lang::Sed, "s/e/x/g").is_empty());

@@ -439,6 +439,8 @@ fn is_shell_startup(t: &Target) -> bool {
         ".bash_profile",
         ".bash_login",
         ".bash_logout",
+        // Debian's and Ubuntu's default .bashrc sources it
+        ".bash_aliases",
         ".profile",
         ".zshrc",
         ".zprofile",
@@ -457,7 +459,8 @@ fn is_shell_startup(t: &Target) -> bool {
     }
     match t.in_home() {
         Some([one]) => HOME_FILES.contains(&one.as_str()),
-        Some([a, b, ..]) => a == ".config" && b == "fish",
+        // fish, and oh-my-zsh's custom directory (every `*.zsh` in it is sourced)
+        Some([a, b, ..]) => (a == ".config" && b == "fish") || (a == ".oh-my-zsh" && b == "custom"),
         _ => false,
     }
 }
@@ -674,6 +677,8 @@ mod tests {
             ("/home/other/.profile", "paths.shell_startup"),
             ("/root/.bash_profile", "paths.shell_startup"),
             (".bashrc", "paths.shell_startup"),
+            ("~/.bash_aliases", "paths.shell_startup"),
+            ("~/.oh-my-zsh/custom/x.zsh", "paths.shell_startup"),
             ("~/.config/fish/config.fish", "paths.shell_startup"),
             ("/work/proj/.envrc", "paths.shell_startup"),
             ("~/.config/systemd/user/evil.service", "paths.autostart"),

@@ -378,7 +378,11 @@ fn sub_ok(prog: &str, sub: &str, args: &[String]) -> bool {
                         | "info"
                 )
         }
-        "go" => matches!(sub, "version" | "env" | "list" | "vet" | "doc"),
+        // `go env -w|-u` writes the user's go configuration
+        "go" => {
+            matches!(sub, "version" | "env" | "list" | "vet" | "doc")
+                && !(sub == "env" && (has("-w") || has("-u")))
+        }
         "pip" | "pip3" => matches!(
             sub,
             "list" | "show" | "freeze" | "check" | "search" | "--version" | "-V"
@@ -452,6 +456,9 @@ pub fn is_read_only(argv: &[String]) -> bool {
     let Some(prog) = argv.first() else {
         return true;
     };
+    if prints_help(argv) {
+        return true;
+    }
     let prog = base(prog);
     let args = &argv[1..];
     // `anything --version` / `--help` alone is read-only
@@ -477,6 +484,8 @@ pub fn is_read_only(argv: &[String]) -> bool {
                     | "-fls"
             )
         }),
+        // `fd -x CMD` / `-X CMD` runs CMD on what it finds
+        "fd" | "fdfind" => !args.iter().any(|a| is_fd_exec(a)),
         "sed" => !args.iter().any(|a| {
             a == "-i"
                 || a.starts_with("-i")
@@ -554,6 +563,78 @@ pub fn is_read_only(argv: &[String]) -> bool {
     }
 }
 
+/// fd's options that run a command on its results (`-x`, `--exec`, `-X`, `--exec-batch`).
+pub fn is_fd_exec(a: &str) -> bool {
+    matches!(a, "-x" | "--exec" | "-X" | "--exec-batch")
+}
+
+/// Whether `argv` only prints a command-line tool's help, so its words describe no action:
+/// `--help` anywhere before a `--` for CLIs whose option parsers act on it wherever it stands
+/// (cobra: kubectl, helm, gh, docker, …; argparse/knack: gcloud, az; mitchellh/cli: terraform,
+/// which also takes `-help`), and the AWS CLI's `aws SERVICE [OPERATION] help`. Not for tools
+/// that pass later words on to another program (`docker run IMAGE --help` runs the image) nor
+/// for `-h`, which means something else to many tools.
+pub fn prints_help(argv: &[String]) -> bool {
+    let Some(prog) = argv.first() else {
+        return false;
+    };
+    // every command is asked this: leave before allocating unless a help word is there
+    if !argv[1..]
+        .iter()
+        .any(|a| matches!(a.as_str(), "--help" | "-help" | "help"))
+    {
+        return false;
+    }
+    let prog = crate::unwrap::program_name(prog);
+    let args = &argv[1..];
+    if prog == "aws" {
+        // `aws s3 rb help`: plain words only, so no bucket, flag or value hides a real call
+        return matches!(args.len(), 2 | 3)
+            && args.last().is_some_and(|a| a == "help")
+            && args[..args.len() - 1].iter().all(|a| {
+                !a.is_empty()
+                    && a.bytes()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                    && !a.starts_with('-')
+            });
+    }
+    let terraform = matches!(prog.as_str(), "terraform" | "tofu");
+    let known = terraform
+        || matches!(
+            prog.as_str(),
+            "gcloud"
+                | "az"
+                | "kubectl"
+                | "oc"
+                | "helm"
+                | "gh"
+                | "glab"
+                | "pulumi"
+                | "doctl"
+                | "hcloud"
+                | "flyctl"
+                | "eksctl"
+                | "minikube"
+                | "docker"
+                | "podman"
+                | "nerdctl"
+        );
+    if !known {
+        return false;
+    }
+    // container runners hand the words after the image to the container
+    if matches!(prog.as_str(), "docker" | "podman" | "nerdctl")
+        && args
+            .iter()
+            .any(|a| matches!(a.as_str(), "run" | "exec" | "create" | "start" | "compose"))
+    {
+        return false;
+    }
+    args.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help" || (terraform && a == "-help"))
+}
+
 fn is_multi(p: &str) -> bool {
     matches!(
         p,
@@ -620,6 +701,36 @@ mod tests {
     }
 
     #[test]
+    fn help_calls_only_read() {
+        for c in [
+            "az group delete --help",
+            "gcloud projects delete --help",
+            "kubectl delete ns prod --help",
+            "helm uninstall --help",
+            "terraform destroy -help",
+            "docker system prune -a --help",
+            "aws s3 rb help",
+            "aws ec2 terminate-instances help",
+        ] {
+            assert!(ro(c), "{c} only prints help");
+        }
+        for c in [
+            "aws s3 rb s3://b --force help",
+            "aws s3 rb --force help",
+            "kubectl exec pod -- rm -rf / --help",
+            "docker run alpine --help",
+            "rm -rf / --help",
+            "gcloud projects delete p -h",
+            "az group delete -n rg",
+        ] {
+            assert!(
+                !prints_help(&c.split_whitespace().map(String::from).collect::<Vec<_>>()),
+                "{c} is not a help call"
+            );
+        }
+    }
+
+    #[test]
     fn writers_are_not() {
         for c in [
             "rm x",
@@ -639,6 +750,9 @@ mod tests {
             "xxd -r f",
             "git stash",
             "git tag v1",
+            "fd -e pyc -x rm",
+            "go env -w GOFLAGS=-mod=mod",
+            "fd . src --exec-batch wc -l",
         ] {
             assert!(!ro(c), "{c} should not be read-only");
         }

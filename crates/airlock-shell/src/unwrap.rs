@@ -616,16 +616,15 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             skip_opts(argv, 1, &["-n", "--interval", "-d", "-g", "-q"]),
         )),
         "ssh" => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e",
-                    "-m", "-O", "-Q", "-S", "-W", "-w", "-B", "-I",
-                ],
-            );
-            // the host, then the remote command; without one the remote shell reads stdin
-            let mut out = match joined(argv, at + 1) {
+            const VALUED: &[&str] = &[
+                "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-m",
+                "-O", "-Q", "-S", "-W", "-w", "-B", "-I",
+            ];
+            let at = skip_opts(argv, 1, VALUED);
+            // the host, then the remote command; without one the remote shell reads stdin.
+            // ssh reads options after the host too (`ssh host -t CMD`, `ssh host -- CMD`)
+            let cmd_at = skip_opts(argv, at + 1, VALUED);
+            let mut out = match joined(argv, cmd_at) {
                 Some(cmd) => vec![cmd],
                 None => vec![Inner::ReadsStdin(Lang::Shell)],
             };
@@ -809,6 +808,11 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             &["--checkpoint-action=exec="],
         ),
         "rsync" => option_programs(argv, &["-e", "--rsh", "--rsync-path"], &[]),
+        // `man -P CMD` / `--pager=CMD`, `zip -TT CMD` / `--unzip-command CMD`, and make's
+        // `SHELL=CMD` (every recipe line runs through it)
+        "man" => option_programs(argv, &["-P", "--pager"], &[]),
+        "zip" => option_programs(argv, &["-TT", "--unzip-command"], &[]),
+        "make" | "gmake" | "bmake" | "remake" => option_programs(argv, &[], &["SHELL="]),
         "scp" | "sftp" => ssh_option_programs(argv),
         // project and environment runners: `poetry run CMD`, `uv run CMD`, `bundle exec CMD`,
         // `conda run -n ENV CMD`, `npm exec -- CMD`, `nix develop -c CMD`, `nix-shell --run CMD`
@@ -836,6 +840,22 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .position(|a| a == "-c" || a == "--call")
                 .unwrap_or(0);
             one(argv.get(c + 1).map(|s| Inner::Script(s.clone())))
+        }
+        // `npx PKG ARGS`, `bunx PKG ARGS`, `pnpm dlx` / `yarn dlx PKG ARGS` run the package's
+        // program with ARGS (`npx rimraf ~` deletes like `rm -rf ~`)
+        "npx" | "bunx" => one(rest(
+            argv,
+            skip_opts(argv, 1, &["-p", "--package", "--cache", "--userconfig"]),
+        )),
+        "pnpm" | "yarn" if argv.get(1).is_some_and(|s| s == "dlx") => {
+            one(rest(argv, skip_opts(argv, 2, &["-p", "--package"])))
+        }
+        // Node's tree deleters are `rm -rf` by another name: judged as that, so every rm rule
+        // (root, home, system directories, outside the workspace) applies
+        "rimraf" | "del-cli" if argv.len() > 1 => {
+            let mut rm = vec!["rm".to_string(), "-rf".to_string()];
+            rm.extend(argv[1..].iter().cloned());
+            vec![Inner::Argv(rm)]
         }
         "nix-shell" => argv
             .windows(2)
@@ -877,6 +897,24 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 }
             })
             .collect(),
+        // `az vm run-command invoke … --scripts LINE…` runs each LINE in the VM's shell
+        "az" if argv.iter().any(|a| a == "run-command") => {
+            let mut out = Vec::new();
+            let mut on = false;
+            for a in &argv[1..] {
+                if let Some(v) = a.strip_prefix("--scripts=") {
+                    out.push(Inner::Script(v.to_string()));
+                    on = false;
+                } else if a == "--scripts" || a == "--script" {
+                    on = true;
+                } else if a.starts_with("--") {
+                    on = false;
+                } else if on {
+                    out.push(Inner::Script(a.clone()));
+                }
+            }
+            out
+        }
         // `ansible HOSTS -m shell|command|raw -a CMD` (the default module is `command`)
         "ansible" => {
             let module = argv
@@ -943,6 +981,18 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             }
         }
         "find" => find_exec(argv),
+        // `fd … -x CMD [;]` / `-X CMD`: CMD runs on each result (or all of them); the search
+        // itself is judged by the fs rules on the fd command line
+        "fd" | "fdfind" => match argv.iter().position(|a| crate::readonly::is_fd_exec(a)) {
+            Some(at) => {
+                let end = argv[at + 1..]
+                    .iter()
+                    .position(|a| a == ";")
+                    .map_or(argv.len(), |p| at + 1 + p);
+                one((at + 1 < end).then(|| Inner::Argv(argv[at + 1..end].to_vec())))
+            }
+            None => Vec::new(),
+        },
         "git" => {
             let mut out = git_programs(argv);
             out.extend(git_subcommand_programs(argv));
@@ -1857,6 +1907,18 @@ mod tests {
             vec![Inner::Script("rm -rf /".into())]
         );
         assert_eq!(
+            unwrap(&v("ssh host -- rm -rf /")),
+            vec![Inner::Script("rm -rf /".into())]
+        );
+        assert_eq!(
+            unwrap(&v("ssh host -t -p 22 sudo reboot")),
+            vec![Inner::Script("sudo reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("ssh host -N")),
+            vec![Inner::ReadsStdin(Lang::Shell)]
+        );
+        assert_eq!(
             unwrap(&v("/lib64/ld-linux-x86-64.so.2 /bin/rm x")),
             vec![Inner::Argv(v("/bin/rm x"))]
         );
@@ -1872,6 +1934,43 @@ mod tests {
             vec![Inner::Argv(v("rm -rf /h"))]
         );
         assert_eq!(unwrap(&v("docker ps")), vec![]);
+        assert_eq!(
+            unwrap(&v("man -P cat ls")),
+            vec![Inner::Script("cat".into())]
+        );
+        assert_eq!(
+            unwrap(&v("zip -T -TT unzip-check x.zip a")),
+            vec![Inner::Script("unzip-check".into())]
+        );
+        assert_eq!(
+            unwrap(&v("make SHELL=/bin/zsh test")),
+            vec![Inner::Script("/bin/zsh".into())]
+        );
+        assert_eq!(unwrap(&v("make -j4 test")), vec![]);
+        assert_eq!(
+            unwrap(&v(
+                "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts reboot --parameters a"
+            )),
+            vec![Inner::Script("reboot".into())]
+        );
+        assert_eq!(
+            unwrap(&v("fd -e sh . scripts -x sh -c x ;")),
+            vec![Inner::Argv(v("sh -c x"))]
+        );
+        assert_eq!(unwrap(&v("fd -e sh")), vec![]);
+        assert_eq!(
+            unwrap(&v("rimraf --glob dist/*.js")),
+            vec![Inner::Argv(v("rm -rf --glob dist/*.js"))]
+        );
+        assert_eq!(unwrap(&v("rimraf")), vec![]);
+        assert_eq!(
+            unwrap(&v("npx -y rimraf /srv/data")),
+            vec![Inner::Argv(v("rimraf /srv/data"))]
+        );
+        assert_eq!(
+            unwrap(&v("pnpm dlx --package=x del-cli ~")),
+            vec![Inner::Argv(v("del-cli ~"))]
+        );
         assert_eq!(
             unwrap(&v("kubectl exec web -- psql -c x")),
             vec![Inner::Argv(v("psql -c x"))]

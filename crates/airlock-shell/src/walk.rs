@@ -861,7 +861,7 @@ impl<'a> Walker<'a> {
         // `$(cat f)` do not
         let head = &argv[0];
         let dynamic = head.contains("$(") || head.contains('`') || unwrap::base(head).contains('$');
-        if dynamic {
+        if dynamic && !(argv.len() == 1 && is_shell_setup_output(head)) {
             let line = canon::join(&argv);
             self.engine(
                 "dynamic_command",
@@ -872,7 +872,9 @@ impl<'a> Walker<'a> {
                 &line,
             );
         }
-        let matched = self.rule_hits(Target::Command, &text);
+        // `az group delete --help` prints help: its words describe no action (wrapped and
+        // inner commands are still walked on their own)
+        let matched = !readonly::prints_help(&argv) && self.rule_hits(Target::Command, &text);
         let name = unwrap::program_name(&argv[0]);
         // `pip install reqeusts`: a package named one slip away from a popular one
         for s in crate::typosquat::github_suspects(&name, &argv) {
@@ -1609,6 +1611,49 @@ fn xargs_commands(cmd: &[String], placeholder: Option<&str>, input: &str) -> Vec
             .take(MAX_RUNS)
             .map(|line| cmd.iter().map(|w| w.replace(p, line)).collect())
             .collect(),
+    }
+}
+
+/// Whether `word` is the output of a tool that prints shell set-up code for the current shell
+/// (`$(ssh-agent -s)`, `$(pyenv init -)`, `$(brew shellenv)`, `$(direnv hook bash)`), as in
+/// `eval "$(pyenv init -)"`. What runs is the tool's own environment set-up, and the tool itself
+/// is walked (and judged) as the substitution's command. Only the whole word, with literal
+/// arguments from the tool's documented set-up line.
+fn is_shell_setup_output(word: &str) -> bool {
+    let Some(inner) = word
+        .strip_prefix("$(")
+        .and_then(|w| w.strip_suffix(')'))
+        .or_else(|| word.strip_prefix('`').and_then(|w| w.strip_suffix('`')))
+    else {
+        return false;
+    };
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let Some((prog, args)) = words.split_first() else {
+        return false;
+    };
+    if args.iter().any(|a| {
+        !a.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'='))
+    }) {
+        return false;
+    }
+    let shell = |a: &str| matches!(a, "bash" | "zsh" | "sh" | "fish" | "-");
+    let first = args.first().copied().unwrap_or("");
+    match unwrap::base(prog) {
+        "ssh-agent" => args.iter().all(|a| matches!(*a, "-s" | "-c")),
+        "brew" => first == "shellenv",
+        "pyenv" | "rbenv" | "nodenv" | "goenv" | "jenv" | "plenv" | "phpenv" => {
+            matches!(first, "init" | "virtualenv-init")
+        }
+        "direnv" => first == "hook" && args.len() == 2 && shell(args[1]),
+        "zoxide" | "starship" | "mcfly" | "atuin" => first == "init",
+        "mise" | "rtx" => first == "activate",
+        "fnm" | "opam" => first == "env",
+        "conda" | "mamba" | "micromamba" => {
+            first.starts_with("shell.") || matches!(first, "shell" | "hook")
+        }
+        "dircolors" => args.iter().all(|a| matches!(*a, "-b" | "-c" | "--sh")),
+        _ => false,
     }
 }
 
