@@ -117,12 +117,10 @@ pub struct Rule {
     pub remediation: Cow<'static, str>,
     pub pattern: Cow<'static, str>,
     pub unless: Option<Cow<'static, str>>,
-    /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
-    literals: Option<(bool, Spans)>,
-    /// Built-in rules: the ASCII forms of `pattern` and `unless` (see [`StaticRule::ascii`]).
-    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
-    /// Built-in rules: their DFA tables, when made ahead of time (see [`StaticRule::dfa`]).
-    dfa_code: (Option<&'static [u8]>, Option<&'static [u8]>),
+    /// Built-in rules: their entry in the table, for what `build.rs` prepared (prefix literals,
+    /// ASCII-form programs, DFA tables). One pointer rather than copies of those slices: a
+    /// hook process moves every rule of the table at load.
+    builtin: Option<&'static StaticRule>,
     compiled: OnceLock<Compiled>,
     /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
     /// Boxed: the matchers' caches are large, and every rule carries this from load.
@@ -356,9 +354,7 @@ struct Draft {
     on: Target,
     keywords: Strings,
     pattern: Cow<'static, str>,
-    literals: Option<(bool, Spans)>,
-    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
-    dfa_code: (Option<&'static [u8]>, Option<&'static [u8]>),
+    builtin: Option<&'static StaticRule>,
     unless: Option<Cow<'static, str>>,
     decision: Decision,
     tier: i64,
@@ -545,7 +541,7 @@ impl Rule {
     /// False when `text` cannot match the pattern because none of the literals every match
     /// begins with occurs (at its start, for anchored patterns): the regex need not compile.
     pub fn may_match(&self, text: &str) -> bool {
-        let Some((anchored, lits)) = self.literals else {
+        let Some((anchored, lits)) = self.builtin.and_then(|s| s.literals) else {
             return true;
         };
         let t = text.as_bytes();
@@ -571,11 +567,12 @@ impl Rule {
     fn compiled_ascii(&self) -> Option<&AsciiCompiled> {
         self.compiled_ascii
             .get_or_init(|| {
-                let pattern = Ascii::new(&self.pattern, self.ascii_code.0, self.dfa_code.0)?;
+                let (code, table) = self.builtin.map_or((None, None), |s| (s.ascii(), s.dfa()));
+                let pattern = Ascii::new(&self.pattern, code, table)?;
                 let unless = match &self.unless {
                     // built-in rules carry the program when the form exists (`build.rs`)
                     Some(u)
-                        if self.ascii_code.1.is_some()
+                        if self.builtin.is_some_and(|s| s.unless_ascii().is_some())
                             || crate::prebuilt::ascii_hir(u, None).is_some() =>
                     {
                         Some(OnceLock::new())
@@ -590,8 +587,13 @@ impl Rule {
 
     /// The ASCII form of the rule's `unless`, compiled on first use.
     fn ascii_unless<'a>(&self, cell: &'a OnceLock<Option<Ascii>>) -> Option<&'a Ascii> {
-        cell.get_or_init(|| Ascii::new(self.unless.as_deref()?, self.ascii_code.1, self.dfa_code.1))
-            .as_ref()
+        cell.get_or_init(|| {
+            let (code, table) = self
+                .builtin
+                .map_or((None, None), |s| (s.unless_ascii(), s.unless_dfa()));
+            Ascii::new(self.unless.as_deref()?, code, table)
+        })
+        .as_ref()
     }
 
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
@@ -867,9 +869,7 @@ impl RuleSet {
                             .collect(),
                     ),
                     pattern: Cow::Owned(spec.pattern),
-                    literals: None,
-                    ascii_code: (None, None),
-                    dfa_code: (None, None),
+                    builtin: None,
                     unless: spec.unless.map(Cow::Owned),
                     decision: spec.decision,
                     tier: i64::from(spec.tier),
@@ -895,9 +895,7 @@ impl RuleSet {
                 on: r.on,
                 keywords: Strings::Builtin(r.keywords),
                 pattern: Cow::Borrowed(r.pattern()),
-                literals: r.literals,
-                ascii_code: (r.ascii(), r.unless_ascii()),
-                dfa_code: (r.dfa(), r.unless_dfa()),
+                builtin: Some(r),
                 unless: r.unless().map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
@@ -961,9 +959,7 @@ impl RuleSet {
                 remediation: d.remediation,
                 pattern: d.pattern,
                 unless: d.unless,
-                literals: d.literals,
-                ascii_code: d.ascii_code,
-                dfa_code: d.dfa_code,
+                builtin: d.builtin,
                 compiled: OnceLock::new(),
                 compiled_ascii: OnceLock::new(),
                 keywords: d.keywords,
