@@ -4,10 +4,11 @@
 //! A hook process decides one command, so every regex it needs it compiles once, for one
 //! text: for a deny-like command (`rm -rf …`) the `rm` rules' NFAs, their lazy DFAs and the
 //! trees they are built from were about 2.6M of the call's 3.9M instructions, most of it
-//! allocation. The same automaton the lazy DFA builds state by state is built here in full,
-//! once, by `regex-automata`'s dense DFA determinizer (same NFA, same settings, leftmost-first,
-//! unanchored), and written to `dfa_tables.bin` beside this file (committed; a test
-//! regenerates it and compares). `build.rs` embeds the table of every rule whose ASCII program
+//! allocation. The automaton the lazy DFA builds state by state is built here in full, once,
+//! by `regex-automata`'s dense DFA determinizer from the same NFA (same settings,
+//! leftmost-first, unanchored), minimized, and written to `dfa_tables.bin` beside this file
+//! (committed; a test regenerates it and compares). Tests check that every table answers as
+//! `meta::Regex` (`rules::tests`). `build.rs` embeds the table of every rule whose ASCII program
 //! is byte-for-byte the one the table was made from, so a changed rule simply loses its table
 //! (and goes back to the lazy DFA) until the file is regenerated:
 //!
@@ -15,8 +16,8 @@
 //! AIRLOCK_WRITE_DFA_TABLES=1 cargo test -p airlock-shell --lib dfa::tests::the_committed_tables_are_current
 //! ```
 //!
-//! Only patterns whose table stays small get one (see [`tests::MAX_TABLE`]); the others keep
-//! the lazy DFA.
+//! Only patterns whose table stays under 96 KB get one (`MAX_TABLE` in the tests); the others
+//! keep the lazy DFA.
 //!
 //! The table format (all numbers u16 little-endian after the class map):
 //! - 256 bytes: each byte's equivalence class;

@@ -317,8 +317,8 @@ impl StaticRule {
         self.unless_ascii.map(Span::bytes)
     }
 
-    /// The ASCII form's DFA table ([`crate::dfa::Table`]), when `src/dfa_tables.bin` holds one
-    /// made from exactly this program.
+    /// The ASCII form's DFA table (read by the private `dfa::Table`), when
+    /// `src/dfa_tables.bin` holds one made from exactly this program.
     pub fn dfa(&self) -> Option<&'static [u8]> {
         self.dfa.map(Span::bytes)
     }
