@@ -33,6 +33,7 @@ fn main() {
     let mut table = String::from("&[\n");
     let mut pool = Pool::default();
     let mut index = Vec::new();
+    let tables = dfa_tables();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f
@@ -45,7 +46,7 @@ fn main() {
             f.display().to_string()
         );
         let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
-        emit_pack(&name, &text, &mut table, &mut pool, &mut index);
+        emit_pack(&name, &text, &tables, &mut table, &mut pool, &mut index);
     }
     texts.push(']');
     table.push(']');
@@ -66,13 +67,16 @@ fn main() {
         ("packs.rs", texts),
         ("table.rs", table),
         ("text.rs", format!("{:?}", pool.text)),
-        ("bytes.rs", byte_string(&pool.bytes)),
         ("spans.rs", spans),
         ("keywords.rs", keywords),
     ] {
         if let Err(e) = fs::write(out.join(file), body) {
             panic!("cannot write {file}: {e}");
         }
+    }
+    // raw, for `include_bytes!`: with the DFA tables it is megabytes, too long for a literal
+    if let Err(e) = fs::write(out.join("bytes.bin"), &pool.bytes) {
+        panic!("cannot write bytes.bin: {e}");
     }
 }
 
@@ -150,6 +154,7 @@ impl Pool {
 fn emit_pack(
     name: &str,
     text: &str,
+    tables: &std::collections::HashMap<Vec<u8>, Vec<u8>>,
     out: &mut String,
     pool: &mut Pool,
     index: &mut Vec<(String, usize, Vec<String>)>,
@@ -223,17 +228,20 @@ fn emit_pack(
             Some(u) => format!("Some({})", pool.str(u)),
             None => "None".to_string(),
         };
-        let ascii = match ascii_program(&pattern) {
-            Some(code) => format!("Some({})", pool.bin(&code)),
+        let ascii_code = ascii_program(&pattern);
+        let unless_code = unless_text.and_then(ascii_program);
+        let mut some_bin = |b: Option<&Vec<u8>>| match b {
+            Some(b) => format!("Some({})", pool.bin(b)),
             None => "None".to_string(),
         };
-        let unless_ascii = match unless_text.and_then(ascii_program) {
-            Some(code) => format!("Some({})", pool.bin(&code)),
-            None => "None".to_string(),
-        };
+        let ascii = some_bin(ascii_code.as_ref());
+        let unless_ascii = some_bin(unless_code.as_ref());
+        // a table only for exactly the program it was made from
+        let dfa = some_bin(ascii_code.as_ref().and_then(|c| tables.get(c)));
+        let unless_dfa = some_bin(unless_code.as_ref().and_then(|c| tables.get(c)));
         let _ = writeln!(
             out,
-            "    StaticRule {{ pack: {}, id: {}, full_id: {}, on: Target::{on}, keywords: {}, pattern: {}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {}, remediation: {}, examples: {}, counter_examples: {} }},",
+            "    StaticRule {{ pack: {}, id: {}, full_id: {}, on: Target::{on}, keywords: {}, pattern: {}, literals: {literals}, unless: {unless}, ascii: {ascii}, unless_ascii: {unless_ascii}, dfa: {dfa}, unless_dfa: {unless_dfa}, decision: Decision::{decision}, tier: {tier}, severity: Severity::{severity}, message: {}, remediation: {}, examples: {}, counter_examples: {} }},",
             pool.str(&pack),
             pool.str(&id),
             pool.str(&full_id),
@@ -245,6 +253,32 @@ fn emit_pack(
             pool.strs(&strs(r, "not_match", &at)),
         );
     }
+}
+
+/// `src/dfa_tables.bin` (see `src/dfa.rs`): each ASCII program with the DFA table made from it.
+/// A missing or malformed file gives no tables (every rule then uses the lazy DFA); the test
+/// that regenerates the file reports it.
+fn dfa_tables() -> std::collections::HashMap<Vec<u8>, Vec<u8>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/dfa_tables.bin");
+    println!("cargo:rerun-if-changed={}", path.display());
+    let data = fs::read(&path).unwrap_or_default();
+    let mut out = std::collections::HashMap::new();
+    let mut at = 0;
+    let next = |at: &mut usize| -> Option<Vec<u8>> {
+        let n = u32::from_le_bytes(data.get(*at..*at + 4)?.try_into().ok()?) as usize;
+        let part = data.get(*at + 4..*at + 4 + n)?.to_vec();
+        *at += 4 + n;
+        Some(part)
+    };
+    while at < data.len() {
+        match (next(&mut at), next(&mut at)) {
+            (Some(code), Some(table)) => {
+                out.insert(code, table);
+            }
+            _ => return std::collections::HashMap::new(),
+        }
+    }
+    out
 }
 
 fn str_field(t: &toml::Table, key: &str, at: &str) -> String {

@@ -12,6 +12,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 pub mod argv;
 pub mod canon;
 mod dest;
+mod dfa;
 pub mod evasion;
 pub mod inline;
 pub mod paths;

@@ -117,10 +117,10 @@ pub struct Rule {
     pub remediation: Cow<'static, str>,
     pub pattern: Cow<'static, str>,
     pub unless: Option<Cow<'static, str>>,
-    /// Built-in rules: the literals every match begins with (see [`StaticRule::literals`]).
-    literals: Option<(bool, Spans)>,
-    /// Built-in rules: the ASCII forms of `pattern` and `unless` (see [`StaticRule::ascii`]).
-    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
+    /// Built-in rules: their entry in the table, for what `build.rs` prepared (prefix literals,
+    /// ASCII-form programs, DFA tables). One pointer rather than copies of those slices: a
+    /// hook process moves every rule of the table at load.
+    builtin: Option<&'static StaticRule>,
     compiled: OnceLock<Compiled>,
     /// The regexes for ASCII texts; `None` when the rule has no ASCII form (see [`Rule::fires`]).
     /// Boxed: the matchers' caches are large, and every rule carries this from load.
@@ -211,6 +211,8 @@ pub struct StaticRule {
     unless: Option<Span>,
     ascii: Option<Span>,
     unless_ascii: Option<Span>,
+    dfa: Option<Span>,
+    unless_dfa: Option<Span>,
     pub decision: Decision,
     pub tier: i64,
     pub severity: Severity,
@@ -231,8 +233,8 @@ pub struct Spans(u32, u32);
 
 /// Every string of [`BUILTIN_TABLE`], each stored once.
 static BUILTIN_TEXT: &str = include!(concat!(env!("OUT_DIR"), "/text.rs"));
-/// Every byte string of [`BUILTIN_TABLE`] (ASCII-form programs, prefix literals).
-static BUILTIN_BYTES: &[u8] = include!(concat!(env!("OUT_DIR"), "/bytes.rs"));
+/// Every byte string of [`BUILTIN_TABLE`] (ASCII-form programs, DFA tables, prefix literals).
+static BUILTIN_BYTES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bytes.bin"));
 /// The entries of every list in [`BUILTIN_TABLE`].
 static BUILTIN_SPANS: &[Span] = include!(concat!(env!("OUT_DIR"), "/spans.rs"));
 
@@ -315,6 +317,17 @@ impl StaticRule {
         self.unless_ascii.map(Span::bytes)
     }
 
+    /// The ASCII form's DFA table (read by the private `dfa::Table`), when
+    /// `src/dfa_tables.bin` holds one made from exactly this program.
+    pub fn dfa(&self) -> Option<&'static [u8]> {
+        self.dfa.map(Span::bytes)
+    }
+
+    /// The same for `unless`.
+    pub fn unless_dfa(&self) -> Option<&'static [u8]> {
+        self.unless_dfa.map(Span::bytes)
+    }
+
     pub fn message(&self) -> &'static str {
         self.message.text()
     }
@@ -341,8 +354,7 @@ struct Draft {
     on: Target,
     keywords: Strings,
     pattern: Cow<'static, str>,
-    literals: Option<(bool, Spans)>,
-    ascii_code: (Option<&'static [u8]>, Option<&'static [u8]>),
+    builtin: Option<&'static StaticRule>,
     unless: Option<Cow<'static, str>>,
     decision: Decision,
     tier: i64,
@@ -369,9 +381,9 @@ impl std::fmt::Debug for Compiled {
 /// a text: most candidate rules do not match, and some `unless` regexes are the largest of all
 /// (`fs.rm_recursive_workspace`'s list of build directories).
 struct AsciiCompiled {
-    pattern: Matcher,
+    pattern: Ascii,
     /// `None` when the rule has no `unless`; inside, `None` when its ASCII form did not compile.
-    unless: Option<OnceLock<Option<Matcher>>>,
+    unless: Option<OnceLock<Option<Ascii>>>,
 }
 
 /// A regex compiled for `is_match` alone: one forward Thompson NFA that records only the whole
@@ -390,18 +402,50 @@ struct Matcher {
     caches: Mutex<(Option<hybrid::dfa::Cache>, Option<pikevm::Cache>)>,
 }
 
+/// The forward Thompson NFA a [`Matcher`] searches (and `dfa_tables.bin` is determinized from).
+pub(crate) fn nfa_for(hir: &Hir) -> Option<thompson::NFA> {
+    thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .utf8(false)
+                .nfa_size_limit(Some(SIZE_LIMIT))
+                .shrink(false)
+                .which_captures(WhichCaptures::Implicit),
+        )
+        .build_from_hir(hir)
+        .ok()
+}
+
+/// A rule regex's ASCII form, ready to answer `is_match`: a table DFA made ahead of time
+/// (`crate::dfa`) or, for patterns without one, a [`Matcher`] compiled now.
+enum Ascii {
+    Table(crate::dfa::Table),
+    /// Boxed: a matcher with its caches is over a kilobyte, a table a few words.
+    Nfa(Box<Matcher>),
+}
+
+impl Ascii {
+    /// The table when `table` holds a well-formed one, else the compiled pattern.
+    fn new(p: &str, code: Option<&[u8]>, table: Option<&'static [u8]>) -> Option<Ascii> {
+        if let Some(t) = table.and_then(crate::dfa::Table::new) {
+            return Some(Ascii::Table(t));
+        }
+        compile_ascii(p, code).map(|m| Ascii::Nfa(Box::new(m)))
+    }
+
+    /// `None` only for a table that is inconsistent (`Table::new` rules that out): the
+    /// caller then decides with the Unicode regexes.
+    fn is_match(&self, text: &str) -> Option<bool> {
+        match self {
+            Ascii::Table(t) => t.is_match(text.as_bytes()),
+            Ascii::Nfa(m) => Some(m.is_match(text)),
+        }
+    }
+}
+
 impl Matcher {
     fn new(hir: &Hir) -> Option<Matcher> {
-        let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .nfa_size_limit(Some(SIZE_LIMIT))
-                    .shrink(false)
-                    .which_captures(WhichCaptures::Implicit),
-            )
-            .build_from_hir(hir)
-            .ok()?;
+        let nfa = nfa_for(hir)?;
         // the lazy DFA refuses what it cannot search (Unicode word boundaries); the PikeVM
         // answers alone then
         let dfa = hybrid::dfa::DFA::builder()
@@ -497,7 +541,7 @@ impl Rule {
     /// False when `text` cannot match the pattern because none of the literals every match
     /// begins with occurs (at its start, for anchored patterns): the regex need not compile.
     pub fn may_match(&self, text: &str) -> bool {
-        let Some((anchored, lits)) = self.literals else {
+        let Some((anchored, lits)) = self.builtin.and_then(|s| s.literals) else {
             return true;
         };
         let t = text.as_bytes();
@@ -523,11 +567,12 @@ impl Rule {
     fn compiled_ascii(&self) -> Option<&AsciiCompiled> {
         self.compiled_ascii
             .get_or_init(|| {
-                let pattern = compile_ascii(&self.pattern, self.ascii_code.0)?;
+                let (code, table) = self.builtin.map_or((None, None), |s| (s.ascii(), s.dfa()));
+                let pattern = Ascii::new(&self.pattern, code, table)?;
                 let unless = match &self.unless {
                     // built-in rules carry the program when the form exists (`build.rs`)
                     Some(u)
-                        if self.ascii_code.1.is_some()
+                        if self.builtin.is_some_and(|s| s.unless_ascii().is_some())
                             || crate::prebuilt::ascii_hir(u, None).is_some() =>
                     {
                         Some(OnceLock::new())
@@ -541,9 +586,14 @@ impl Rule {
     }
 
     /// The ASCII form of the rule's `unless`, compiled on first use.
-    fn ascii_unless<'a>(&self, cell: &'a OnceLock<Option<Matcher>>) -> Option<&'a Matcher> {
-        cell.get_or_init(|| compile_ascii(self.unless.as_deref()?, self.ascii_code.1))
-            .as_ref()
+    fn ascii_unless<'a>(&self, cell: &'a OnceLock<Option<Ascii>>) -> Option<&'a Ascii> {
+        cell.get_or_init(|| {
+            let (code, table) = self
+                .builtin
+                .map_or((None, None), |s| (s.unless_ascii(), s.unless_dfa()));
+            Ascii::new(self.unless.as_deref()?, code, table)
+        })
+        .as_ref()
     }
 
     /// Whether the rule fires on `text`. A pattern that failed to compile fires (fail closed);
@@ -558,15 +608,16 @@ impl Rule {
     pub fn fires(&self, text: &str) -> bool {
         if text.is_ascii()
             && let Some(a) = self.compiled_ascii()
+            && let Some(hit) = a.pattern.is_match(text)
         {
-            if !a.pattern.is_match(text) {
+            if !hit {
                 return false;
             }
             match &a.unless {
                 None => return true,
                 Some(cell) => {
-                    if let Some(u) = self.ascii_unless(cell) {
-                        return !u.is_match(text);
+                    if let Some(excused) = self.ascii_unless(cell).and_then(|u| u.is_match(text)) {
+                        return !excused;
                     }
                 }
             }
@@ -818,8 +869,7 @@ impl RuleSet {
                             .collect(),
                     ),
                     pattern: Cow::Owned(spec.pattern),
-                    literals: None,
-                    ascii_code: (None, None),
+                    builtin: None,
                     unless: spec.unless.map(Cow::Owned),
                     decision: spec.decision,
                     tier: i64::from(spec.tier),
@@ -845,8 +895,7 @@ impl RuleSet {
                 on: r.on,
                 keywords: Strings::Builtin(r.keywords),
                 pattern: Cow::Borrowed(r.pattern()),
-                literals: r.literals,
-                ascii_code: (r.ascii(), r.unless_ascii()),
+                builtin: Some(r),
                 unless: r.unless().map(Cow::Borrowed),
                 decision: r.decision,
                 tier: r.tier,
@@ -910,8 +959,7 @@ impl RuleSet {
                 remediation: d.remediation,
                 pattern: d.pattern,
                 unless: d.unless,
-                literals: d.literals,
-                ascii_code: d.ascii_code,
+                builtin: d.builtin,
                 compiled: OnceLock::new(),
                 compiled_ascii: OnceLock::new(),
                 keywords: d.keywords,
@@ -1147,19 +1195,39 @@ mod tests {
     }
 
     /// Every built-in pattern and `unless` in its ASCII form, compiled both ways: the
-    /// is_match-only [`Matcher`] and the `meta::Regex` it replaced.
-    fn both_engines() -> &'static Vec<(&'static str, Matcher, meta::Regex)> {
-        static ALL: OnceLock<Vec<(&'static str, Matcher, meta::Regex)>> = OnceLock::new();
+    /// is_match-only [`Matcher`] and the `meta::Regex` it replaced; with the DFA table made
+    /// ahead of time, where the pattern has one.
+    #[allow(clippy::type_complexity)]
+    fn both_engines() -> &'static Vec<(
+        &'static str,
+        Matcher,
+        meta::Regex,
+        Option<crate::dfa::Table>,
+    )> {
+        #[allow(clippy::type_complexity)]
+        static ALL: OnceLock<
+            Vec<(
+                &'static str,
+                Matcher,
+                meta::Regex,
+                Option<crate::dfa::Table>,
+            )>,
+        > = OnceLock::new();
         ALL.get_or_init(|| {
             let mut all = Vec::new();
             for s in BUILTIN_TABLE {
-                for (p, code) in [
-                    (Some(s.pattern()), s.ascii()),
-                    (s.unless(), s.unless_ascii()),
+                for (p, code, table) in [
+                    (Some(s.pattern()), s.ascii(), s.dfa()),
+                    (s.unless(), s.unless_ascii(), s.unless_dfa()),
                 ] {
                     let Some(p) = p else { continue };
+                    // a table that is there must be well-formed
+                    let table = table.map(|t| {
+                        crate::dfa::Table::new(t)
+                            .unwrap_or_else(|| panic!("{}: malformed DFA table", s.full_id()))
+                    });
                     match (compile_ascii(p, code), compile_ascii_meta(p, code)) {
-                        (Some(m), Some(r)) => all.push((s.full_id(), m, r)),
+                        (Some(m), Some(r)) => all.push((s.full_id(), m, r, table)),
                         (None, None) => {}
                         (m, r) => panic!(
                             "{}: matcher {} but meta regex {}",
@@ -1180,16 +1248,26 @@ mod tests {
         let all = both_engines();
         assert!(all.len() > 200, "{}", all.len());
         let mut hits = 0;
-        for (id, m, r) in all {
+        for (id, m, r, table) in all {
             for t in &texts {
                 // twice: the second search runs on the states the first one built
                 let want = r.is_match(*t);
                 assert_eq!(m.is_match(t), want, "{id} on {t:?}");
                 assert_eq!(m.is_match(t), want, "{id} on {t:?}, again");
+                if let Some(table) = table {
+                    assert_eq!(
+                        table.is_match(t.as_bytes()),
+                        Some(want),
+                        "{id} table on {t:?}"
+                    );
+                }
                 hits += usize::from(want);
             }
         }
         assert!(hits > 500, "{hits}");
+        // most patterns have a table (the rest are larger than `dfa::tests::MAX_TABLE`)
+        let tables = all.iter().filter(|e| e.3.is_some()).count();
+        assert!(tables * 4 >= all.len() * 3, "{tables} of {}", all.len());
     }
 
     /// Made-up command text: the built-in rules' keywords, a few path pieces and printable ASCII.
@@ -1216,8 +1294,12 @@ mod tests {
         fn matchers_agree_with_meta_regexes_on_any_ascii_text(
             text in keyword_text(),
         ) {
-            for (id, m, r) in both_engines() {
-                prop_assert_eq!(m.is_match(&text), r.is_match(&text), "{} on {:?}", id, text);
+            for (id, m, r, table) in both_engines() {
+                let want = r.is_match(&text);
+                prop_assert_eq!(m.is_match(&text), want, "{} on {:?}", id, text);
+                if let Some(table) = table {
+                    prop_assert_eq!(table.is_match(text.as_bytes()), Some(want), "{} table on {:?}", id, text);
+                }
             }
         }
 
