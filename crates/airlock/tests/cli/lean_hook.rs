@@ -10,9 +10,13 @@ use serde_json::json;
 
 use crate::hook::{claude, codex, copilot, gemini};
 
+/// Whether `cargo lean-hook` links a static-pie executable on this target.
+const STATIC_PIE: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
 /// The `airlock-hook` binary beside the `airlock` under test, built by cargo first (a test of
 /// the `airlock` package does not build another package's binaries, and a left-over one may be
-/// stale).
+/// stale). On Linux with glibc it is linked as `cargo lean-hook` links it (static-pie, see
+/// `.cargo/config.toml`), so the tests run the form the README installs.
 pub fn binary() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -22,7 +26,7 @@ pub fn binary() -> PathBuf {
             let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
             cargo
                 .args([
-                    "build",
+                    "rustc",
                     "--quiet",
                     "-p",
                     "airlock-hook",
@@ -33,6 +37,9 @@ pub fn binary() -> PathBuf {
                 .arg(profile_dir.parent().unwrap());
             if profile_dir.file_name().is_some_and(|n| n == "release") {
                 cargo.arg("--release");
+            }
+            if STATIC_PIE {
+                cargo.args(["--", "-C", "target-feature=+crt-static"]);
             }
             let status = cargo.status().unwrap();
             assert!(status.success(), "building airlock-hook failed: {status}");
@@ -164,6 +171,26 @@ fn the_lean_hook_answers_exactly_as_airlock_hook() {
             assert!(!lo.contains("allow"), "{what}: {lo}");
         }
     }
+}
+
+/// What `cargo lean-hook` is for: no dynamic loader at start (no `PT_INTERP` program header),
+/// and still position-independent (`ET_DYN`), so the address space stays randomised.
+#[test]
+fn the_lean_hook_is_a_static_pie_executable() {
+    if !STATIC_PIE {
+        return;
+    }
+    let elf = std::fs::read(binary()).unwrap();
+    assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF file");
+    let u16_at = |o: usize| usize::from(u16::from_le_bytes([elf[o], elf[o + 1]]));
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap());
+    let phoff = usize::try_from(u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap())).unwrap();
+    let (size, count) = (u16_at(0x36), u16_at(0x38));
+    let kinds: Vec<u32> = (0..count).map(|i| u32_at(phoff + i * size)).collect();
+    const PT_INTERP: u32 = 3;
+    const ET_DYN: usize = 3;
+    assert!(!kinds.contains(&PT_INTERP), "linked dynamically: {kinds:?}");
+    assert_eq!(u16_at(0x10), ET_DYN, "not position-independent");
 }
 
 #[test]
