@@ -45,6 +45,11 @@ pub struct Args {
     /// Turn inbound text scanning off.
     #[arg(long)]
     no_scan: bool,
+    /// Earlier turns of the conversation to send with each request, in KiB (an agent sends its
+    /// whole history every time: tool calls, their results, its answers); the request ends with
+    /// a tool result after the last assistant turn, which is what gets scanned.
+    #[arg(long, default_value_t = 0)]
+    history_kb: usize,
     /// How long the proxy remembers a live agent token (`[serve] token_cache_ms`); 0 looks
     /// every request's token up in the store.
     #[arg(long, default_value_t = 1000)]
@@ -98,10 +103,7 @@ async fn measure(args: Args) -> Result<u8> {
         .context("building the HTTP client")?;
     let body = serde_json::to_vec(&json!({
         "model": "bench-model",
-        "messages": [
-            {"role": "system", "content": "You are a careful coding agent."},
-            {"role": "user", "content": "Run the test suite and tell me whether the build is green."}
-        ],
+        "messages": conversation(args.history_kb * 1024),
         "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}],
         "temperature": 0.2
     }))?;
@@ -161,6 +163,7 @@ async fn measure(args: Args) -> Result<u8> {
                 "throughput_ratio": ratio,
                 "throughput_ratio_to_forwarder": p_rps / f_rps,
                 "concurrency": args.concurrency,
+                "request_bytes": body.len(),
                 "upstream_ms": args.upstream_ms,
                 "token_cache_ms": args.token_cache_ms,
                 "clean_window_ms": args.clean_window_ms,
@@ -168,8 +171,9 @@ async fn measure(args: Args) -> Result<u8> {
         );
     } else {
         println!(
-            "{} sequential requests each way ({}; upstream time {} ms; inbound scan {}), milliseconds:",
+            "{} sequential requests of {} bytes each way ({}; upstream time {} ms; inbound scan {}), milliseconds:",
             args.count,
+            body.len(),
             if args.tool_call {
                 "answer with one allowed tool call, decided and recorded"
             } else {
@@ -198,6 +202,35 @@ async fn measure(args: Args) -> Result<u8> {
         );
     }
     Ok(0)
+}
+
+/// A coding agent's conversation: the system prompt and the task, then rounds of an assistant
+/// tool call and its result (a listing of test output) until about `history` bytes, then one
+/// last call whose result is new since the model's turn. With `history` 0: the task alone.
+fn conversation(history: usize) -> Vec<serde_json::Value> {
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a careful coding agent."}),
+        json!({"role": "user", "content": "Run the test suite and tell me whether the build is green."}),
+    ];
+    if history == 0 {
+        return messages;
+    }
+    let result = |round: usize| {
+        (0..12)
+            .map(|i| format!("test suite::module_{round}::case_{i} ... ok (0.{i:02}s)\n"))
+            .collect::<String>()
+    };
+    let mut size = 0;
+    let mut round = 0;
+    while size < history {
+        let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{round}"), "type": "function", "function": {"name": "bash", "arguments": format!("{{\"command\":\"cargo test -p module_{round}\"}}")}}]});
+        let out = json!({"role": "tool", "tool_call_id": format!("call_{round}"), "content": result(round)});
+        size += call.to_string().len() + out.to_string().len();
+        messages.push(call);
+        messages.push(out);
+        round += 1;
+    }
+    messages
 }
 
 /// The nearest-rank median of sorted samples, in milliseconds (as `Stats` computes it).
