@@ -135,6 +135,11 @@ impl<T: DeserializeOwned + Default> FromRequest<AppState> for OptionalJson<T> {
 
 /// Parses JSON with stable codes: INVALID_UTF8, MALFORMED_JSON, UNKNOWN_FIELD, INVALID_REQUEST.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    parse_json_borrowed(bytes)
+}
+
+/// `parse_json` for a value that may borrow strings from `bytes`.
+pub fn parse_json_borrowed<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, ApiError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         ApiError::bad_request(
             "INVALID_UTF8",

@@ -268,3 +268,68 @@ async fn crisis_goes_to_the_trusted_model_with_guidance_first() {
     );
     assert!(text.trim_end().ends_with("data: [DONE]"));
 }
+
+/// An agent's whole history comes with every request: a clean one goes upstream byte for byte
+/// (nothing parsed into a tree and written again), and an injection in a tool result's content
+/// part after the last turn is annotated in its place, every other field as the client sent it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_conversations_pass_as_sent_and_are_changed_only_where_flagged() {
+    let h = start("30s", |_| {}).await;
+    let mut messages = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    for i in 0..200 {
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{i}"),
+            "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]}));
+        // an old injection: before the model's last turn, so not scanned again
+        let old = if i == 3 {
+            INJECTION.to_string()
+        } else {
+            format!("file_{i}.rs\n")
+        };
+        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": old}));
+    }
+    let clean_part = json!({"role": "user", "content": [
+        {"type": "text", "text": "Summarise the listing."},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    ]});
+    messages.push(clean_part);
+    let body = json!({"model": "test-model", "messages": messages, "temperature": 0.1,
+        "vendor": {"nested": [1, {"x": "\u{e9}\"\\"}]}});
+    // the client's own bytes, with spacing a re-serialisation would not keep
+    let sent = serde_json::to_string_pretty(&body).unwrap();
+    let r = client()
+        .post(h.u("/v1/chat/completions"))
+        .bearer_auth(&h.agent)
+        .header("content-type", "application/json")
+        .body(sent.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (_, seen) = h.upstream.seen.last();
+    assert_eq!(
+        seen,
+        sent.as_bytes(),
+        "a clean request goes upstream as sent"
+    );
+
+    let mut flagged = body.clone();
+    let last = flagged["messages"]
+        .as_array_mut()
+        .unwrap()
+        .last_mut()
+        .unwrap();
+    last["role"] = json!("tool");
+    last["content"][0]["text"] = json!(INJECTION);
+    let (status, _) = send(&h, flagged.clone()).await;
+    assert_eq!(status, 200);
+    let (_, seen) = h.upstream.seen.last();
+    let mut got: Value = serde_json::from_slice(&seen).unwrap();
+    let text = got["messages"][401]["content"][0]["text"].take();
+    let text = text.as_str().unwrap();
+    assert!(
+        text.starts_with("[airlock warning: this tool output") && text.contains(INJECTION),
+        "{text}"
+    );
+    flagged["messages"][401]["content"][0]["text"] = Value::Null;
+    assert_eq!(got, flagged, "only the flagged text changed");
+}

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::budget::Admitted;
 use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
-use super::{Proxy, rewrite, stream};
+use super::{Proxy, request, rewrite, stream};
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -67,21 +67,11 @@ pub async fn chat_completions(
         session: session(&headers)?,
     };
     let raw = read_body(req, &st, proxy.config.max_body).await?;
-    let mut doc: Value = crate::extract::parse_json(&raw)?;
-    if !doc.is_object() {
-        return Err(ApiError::bad_request(
-            "INVALID_REQUEST",
-            "the body must be a JSON object",
-        ));
-    }
+    let chat = request::parse(&raw)?;
+    let streamed = chat.streamed();
     let admitted = proxy.admit(&who.agent, &who.session).await?;
-    let screened = proxy.screen(&who, &mut doc).await?;
-    let raw = if screened.changed {
-        Bytes::from(serde_json::to_vec(&doc).map_err(ApiError::internal)?)
-    } else {
-        raw
-    };
-    let streamed = doc.get("stream").and_then(Value::as_bool) == Some(true);
+    let screened = proxy.screen(&who, &raw, &chat).await?;
+    let raw = screened.body.unwrap_or(raw);
     let up = proxy
         .http
         .post(proxy.url("/chat/completions"))

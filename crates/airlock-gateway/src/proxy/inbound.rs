@@ -9,20 +9,23 @@
 
 use airlock_ledger::canonical::sha256_hex;
 use airlock_shield::{CrisisAdvice, Direction, ScanResult, Verdict};
+use axum::body::Bytes;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::clean::Clean;
 use super::config::TextAction;
 use super::gate::Who;
+use super::request::{ChatRequest, Piece};
 use super::{Proxy, record};
 use crate::error::ApiError;
 
 /// What screening did to a request.
 #[derive(Debug, Default)]
 pub struct Screened {
-    /// The request was changed (it must be re-serialised).
-    pub changed: bool,
+    /// The request to send instead of the client's (a text was annotated or redacted, or the
+    /// request was routed for a person in crisis).
+    pub body: Option<Bytes>,
     /// Text the answer must start with (crisis guidance).
     pub prefix: Option<String>,
 }
@@ -31,51 +34,6 @@ const REDACTED: &str = "[redacted by airlock]";
 
 /// Texts up to this many bytes in all are scanned on the request's own task.
 const INLINE_SCAN_BYTES: usize = 4096;
-
-/// One text to scan: where it is (message index, part index) and who wrote it.
-struct Piece {
-    msg: usize,
-    part: Option<usize>,
-    role: &'static str,
-    text: String,
-}
-
-fn pieces(messages: &[Value]) -> Vec<Piece> {
-    let start = messages
-        .iter()
-        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-        .map_or(0, |i| i + 1);
-    let mut out = Vec::new();
-    for (i, m) in messages.iter().enumerate().skip(start) {
-        let role = match m.get("role").and_then(Value::as_str) {
-            Some("user") => "user",
-            Some("tool" | "function") => "tool",
-            _ => continue,
-        };
-        match m.get("content") {
-            Some(Value::String(s)) => out.push(Piece {
-                msg: i,
-                part: None,
-                role,
-                text: s.clone(),
-            }),
-            Some(Value::Array(parts)) => {
-                for (j, p) in parts.iter().enumerate() {
-                    if let Some(t) = p.get("text").and_then(Value::as_str) {
-                        out.push(Piece {
-                            msg: i,
-                            part: Some(j),
-                            role,
-                            text: t.to_string(),
-                        });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
 
 fn slot<'a>(messages: &'a mut [Value], p: &Piece) -> Option<&'a mut Value> {
     let content = messages.get_mut(p.msg)?.get_mut("content")?;
@@ -86,16 +44,19 @@ fn slot<'a>(messages: &'a mut [Value], p: &Piece) -> Option<&'a mut Value> {
 }
 
 impl Proxy {
-    /// Screens the new messages of `doc` (a chat request); see the module documentation.
-    pub async fn screen(&self, who: &Who, doc: &mut Value) -> Result<Screened, ApiError> {
+    /// Screens the new messages of `req`, read from `raw`; see the module documentation. Only
+    /// a request that must change is parsed into a tree (and sent re-serialised).
+    pub async fn screen(
+        &self,
+        who: &Who,
+        raw: &[u8],
+        req: &ChatRequest<'_>,
+    ) -> Result<Screened, ApiError> {
         let mut out = Screened::default();
         if !self.config.scan {
             return Ok(out);
         }
-        let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
-            return Ok(out);
-        };
-        let ps = pieces(messages);
+        let ps = req.pieces()?;
         if ps.is_empty() {
             return Ok(out);
         }
@@ -130,6 +91,7 @@ impl Proxy {
         let mut crisis: Option<CrisisAdvice> = None;
         // A person in crisis is never turned away: a block becomes a warning.
         let in_crisis = results.iter().any(|r| r.verdict.is_crisis());
+        let mut edits: Vec<(&Piece, String)> = Vec::new();
         for (p, r) in ps.iter().zip(&results) {
             if r.verdict.is_clean() {
                 continue;
@@ -174,18 +136,27 @@ impl Proxy {
                 TextAction::Annotate => annotate(p, r),
                 TextAction::Redact => redact(&p.text, r),
             };
-            if let Some(messages) = doc.get_mut("messages").and_then(Value::as_array_mut)
-                && let Some(v) = slot(messages, p)
-            {
-                *v = Value::String(new_text);
-                out.changed = true;
+            edits.push((p, new_text));
+        }
+        if edits.is_empty() && crisis.is_none() {
+            return Ok(out);
+        }
+        // The same bytes, as a tree: the places the pieces were read from hold the same texts.
+        let mut doc: Value = crate::extract::parse_json(raw)?;
+        if let Some(messages) = doc.get_mut("messages").and_then(Value::as_array_mut) {
+            for (p, text) in edits {
+                if let Some(v) = slot(messages, p) {
+                    *v = Value::String(text);
+                }
             }
         }
         if let Some(advice) = crisis {
-            self.route_crisis(doc, &advice);
-            out.changed = true;
+            self.route_crisis(&mut doc, &advice);
             out.prefix = Some(guidance(&advice));
         }
+        out.body = Some(Bytes::from(
+            serde_json::to_vec(&doc).map_err(ApiError::internal)?,
+        ));
         Ok(out)
     }
 
@@ -314,20 +285,6 @@ fn redact(text: &str, r: &ScanResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_messages_after_the_last_assistant_turn_are_scanned() {
-        let msgs = vec![
-            json!({"role": "user", "content": "old"}),
-            json!({"role": "assistant", "content": "a"}),
-            json!({"role": "tool", "content": "out"}),
-            json!({"role": "user", "content": [{"type": "text", "text": "new"}, {"type": "image_url"}]}),
-            json!({"role": "system", "content": "sys"}),
-        ];
-        let ps = pieces(&msgs);
-        let got: Vec<(&str, &str)> = ps.iter().map(|p| (p.role, p.text.as_str())).collect();
-        assert_eq!(got, vec![("tool", "out"), ("user", "new")]);
-    }
 
     #[test]
     fn redaction_replaces_spans_or_everything() {
