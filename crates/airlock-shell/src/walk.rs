@@ -222,7 +222,7 @@ impl<'a> Walker<'a> {
                 self.too_deep(script);
                 (None, "")
             }
-            _ if self.quiet_parse_errors => return Stage::default(),
+            _ if self.quiet_parse_errors => (None, ""),
             Failure::Heredoc(delim) => (
                 Some(format!("a heredoc's end marker `{}` never appears on a line of its own, so the command cannot be analysed; a person must look. Close the heredoc or write the content to a file first.", delim.escape_debug())),
                 "Read the command yourself before approving: it did not parse as shell.",
@@ -298,7 +298,7 @@ impl<'a> Walker<'a> {
         self.quiet_parse_errors = true;
         // at most MAX_PIECES for this script, and what is left of the line's allowance
         let mut budget = fallback::MAX_PIECES;
-        let outer = fallback::split(script, false, self.take_pieces(&mut budget));
+        let outer = fallback::split(script, false, self.take_pieces(budget));
         self.spend_pieces(&mut budget, outer.len());
         for (at, piece) in outer {
             // the whole script failed already: go straight to the inner pass
@@ -306,7 +306,7 @@ impl<'a> Walker<'a> {
             if !whole && self.try_piece(piece, at, spans, depth) {
                 continue;
             }
-            let inner = fallback::split(piece, true, self.take_pieces(&mut budget));
+            let inner = fallback::split(piece, true, self.take_pieces(budget));
             self.spend_pieces(&mut budget, inner.len());
             for (off, part) in inner {
                 // a part that is the whole piece failed already
@@ -320,8 +320,8 @@ impl<'a> Walker<'a> {
     }
 
     /// How many pieces the current script may still be cut into.
-    fn take_pieces(&self, budget: &mut usize) -> usize {
-        (*budget).min(self.pieces_left)
+    fn take_pieces(&self, budget: usize) -> usize {
+        budget.min(self.pieces_left)
     }
 
     fn spend_pieces(&mut self, budget: &mut usize, n: usize) {

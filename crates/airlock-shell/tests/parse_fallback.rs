@@ -50,6 +50,8 @@ fn a_deny_glued_behind_unparsable_syntax_still_denies() {
         ("foo ((( ; (reboot; ls)", "process.power_off"),
         ("foo (((; if true; then reboot; fi", "process.power_off"),
         ("foo ((( ; echo \"$(reboot)\"", "process.power_off"),
+        // a script nested in a piece that does not parse either is cut in turn
+        ("foo ((( ; bash -c 'bar ((( ; reboot'", "process.power_off"),
         // a heredoc that never ends, or brackets nested too deep for the parser
         ("rm -rf /; cat <<EOF", "fs.rm_root"),
         ("cat <<EOF; rm -rf /", "fs.rm_root"),
