@@ -14,6 +14,7 @@ pub mod canon;
 mod dest;
 mod dfa;
 pub mod evasion;
+mod fallback;
 pub mod inline;
 pub mod paths;
 mod prebuilt;
@@ -87,9 +88,22 @@ impl Analyzer {
         self.analyse_full(command, prefilter).assessment
     }
 
+    /// Analyses without cutting a line that does not parse into pieces: only to show, in
+    /// tests, that the fallback changes nothing on lines that parse and weakens nothing.
+    #[doc(hidden)]
+    pub fn analyse_without_parse_fallback(&self, command: &str) -> Assessment {
+        self.analyse_guarded(command, true, false).assessment
+    }
+
     /// Analyses one command line and also returns the commands found in it.
     pub fn analyse_full(&self, command: &str, prefilter: bool) -> Analysis {
-        match catch_unwind(AssertUnwindSafe(|| self.analyse_inner(command, prefilter))) {
+        self.analyse_guarded(command, prefilter, true)
+    }
+
+    fn analyse_guarded(&self, command: &str, prefilter: bool, fallback: bool) -> Analysis {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.analyse_inner(command, prefilter, fallback)
+        })) {
             Ok(a) => a,
             Err(_) => Analysis {
                 assessment: internal_error("the analyser failed on this input"),
@@ -99,7 +113,7 @@ impl Analyzer {
         }
     }
 
-    fn analyse_inner(&self, command: &str, prefilter: bool) -> Analysis {
+    fn analyse_inner(&self, command: &str, prefilter: bool, fallback: bool) -> Analysis {
         if command.len() > MAX_INPUT {
             let assessment = Assessment::from_findings(
                 vec![Finding::new(
@@ -123,6 +137,7 @@ impl Analyzer {
             };
         }
         let mut w = walk::Walker::new(&self.rules, prefilter, command);
+        w.fallback = fallback;
         let raw = evasion::scan_raw(command);
         if raw.nul {
             w.add(
@@ -172,8 +187,11 @@ impl Analyzer {
         };
         w.walk_script(&clean, 0);
         if let Some(variant) = evasion::midword_hash_variant(&clean) {
+            // a second reading: the first one already cut the line into pieces if it failed
             w.quiet_parse_errors = true;
+            let fallback = std::mem::replace(&mut w.fallback, false);
             w.walk_script(&variant, 0);
+            w.fallback = fallback;
             w.quiet_parse_errors = false;
         }
         // analyse the folded form too, so look-alike letters do not hide a rule

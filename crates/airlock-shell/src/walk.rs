@@ -14,6 +14,7 @@ use brush_parser::ast::{
 
 use crate::canon;
 use crate::evasion;
+use crate::fallback;
 use crate::inline;
 use crate::readonly;
 use crate::rules::{Rule, RuleSet, Target};
@@ -26,6 +27,9 @@ pub const MAX_DEPTH: usize = 12;
 pub const MAX_BRACKETS: usize = 12;
 /// How many commands one line may contain before analysis stops.
 pub const MAX_COMMANDS: usize = 4096;
+/// Pieces of scripts that do not parse walked for one line, over all its scripts
+/// ([`Walker::fallback`]; one script gets at most [`fallback::MAX_PIECES`]).
+pub const MAX_LINE_PIECES: usize = 4 * fallback::MAX_PIECES;
 /// Evidence strings are cut to this many bytes.
 const MAX_EVIDENCE: usize = 240;
 /// Commands kept for policy rules; a line with more is judged on its findings alone.
@@ -82,6 +86,11 @@ pub struct Walker<'a> {
     origin: Option<Span>,
     /// Parse errors are not reported (a second reading of a line that already parsed).
     pub quiet_parse_errors: bool,
+    /// Scripts that do not parse are cut into pieces that are walked on their own
+    /// ([`Walker::fallback`]); off only to show what the fallback adds.
+    pub fallback: bool,
+    /// Pieces the fallback may still walk for this line (all scripts in it together).
+    pieces_left: usize,
     /// `<(…)` arguments whose output is known literal text, for interpreters that run them.
     proc_programs: Vec<(String, String)>,
     /// Files written earlier in the line with known literal content (`echo CMD > f.sh`), for
@@ -96,6 +105,18 @@ pub struct Walker<'a> {
     input_sources: Vec<String>,
     /// The simple command being walked reads standard input from a file (`CMD < FILE`).
     stdin_file: bool,
+}
+
+/// Why a script was not walked.
+enum Failure {
+    /// Nested deeper than [`MAX_DEPTH`] or [`MAX_BRACKETS`].
+    TooDeep,
+    /// A heredoc whose end marker never comes (the delimiter).
+    Heredoc(String),
+    /// The parser rejected it (its message).
+    Parse(String),
+    /// The parser panicked.
+    Panic,
 }
 
 fn cut(s: &str) -> String {
@@ -126,6 +147,8 @@ impl<'a> Walker<'a> {
             saw_async: false,
             origin: None,
             quiet_parse_errors: false,
+            fallback: true,
+            pieces_left: MAX_LINE_PIECES,
             proc_programs: Vec::new(),
             written: Vec::new(),
             downloaded: Vec::new(),
@@ -187,30 +210,57 @@ impl<'a> Walker<'a> {
         any
     }
 
-    /// Parses and walks a script at `depth`; returns what it runs.
+    /// Parses and walks a script at `depth`; returns what it runs. A script that cannot be
+    /// analysed is asked about, and what its pieces run is walked too ([`Walker::fallback`]).
     pub fn walk_script(&mut self, script: &str, depth: usize) -> Stage {
-        if depth > MAX_DEPTH {
-            self.too_deep(script);
-            return Stage::default();
+        let failure = match self.try_script(script, depth) {
+            Ok(stage) => return stage,
+            Err(f) => f,
+        };
+        let (msg, remediation) = match failure {
+            Failure::TooDeep => {
+                self.too_deep(script);
+                (None, "")
+            }
+            _ if self.quiet_parse_errors => (None, ""),
+            Failure::Heredoc(delim) => (
+                Some(format!("a heredoc's end marker `{}` never appears on a line of its own, so the command cannot be analysed; a person must look. Close the heredoc or write the content to a file first.", delim.escape_debug())),
+                "Read the command yourself before approving: it did not parse as shell.",
+            ),
+            Failure::Parse(e) => (
+                Some(format!("airlock could not parse this command ({e}), so it cannot tell what it would do; a person must look at it. Simplify the command or split it into plain steps.")),
+                "Read the command yourself before approving: it did not parse as shell.",
+            ),
+            Failure::Panic => (
+                Some("airlock's shell parser failed on this command, so it cannot tell what it would do; a person must look at it.".to_string()),
+                "Read the command yourself before approving: the parser failed on it.",
+            ),
+        };
+        if let Some(msg) = msg {
+            self.engine(
+                "parse_error",
+                ReasonCode::ParseError,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                msg,
+                remediation,
+                script,
+            );
         }
+        if self.fallback && depth < MAX_DEPTH {
+            self.fallback(script, depth);
+        }
+        Stage::default()
+    }
+
+    /// Parses and walks a script at `depth`, reporting nothing when it cannot.
+    fn try_script(&mut self, script: &str, depth: usize) -> Result<Stage, Failure> {
         // brush-parser 0.4 takes exponential time on deeply nested brackets (9.8 s at 28) and
         // can exhaust memory on unterminated heredocs: neither reaches it
-        if max_nesting(script) > MAX_BRACKETS {
-            self.too_deep(script);
-            return Stage::default();
+        if depth > MAX_DEPTH || max_nesting(script) > MAX_BRACKETS {
+            return Err(Failure::TooDeep);
         }
         if let Some(delim) = crate::evasion::unterminated_heredoc(script) {
-            if !self.quiet_parse_errors {
-                self.engine(
-                    "parse_error",
-                    ReasonCode::ParseError,
-                    (Decision::Ask, Tier::Medium, Severity::Medium),
-                    format!("a heredoc's end marker `{}` never appears on a line of its own, so the command cannot be analysed; a person must look. Close the heredoc or write the content to a file first.", delim.escape_debug()),
-                    "Read the command yourself before approving: it did not parse as shell.",
-                    script,
-                );
-            }
-            return Stage::default();
+            return Err(Failure::Heredoc(delim));
         }
         let opts = self.opts.clone();
         let parsed = catch_unwind(AssertUnwindSafe(|| {
@@ -227,32 +277,69 @@ impl<'a> Walker<'a> {
                 for list in &program.complete_commands {
                     stage.merge(self.walk_list(list, depth));
                 }
-                stage
+                Ok(stage)
             }
-            Ok(Err(_)) | Err(_) if self.quiet_parse_errors => Stage::default(),
-            Ok(Err(e)) => {
-                self.engine(
-                    "parse_error",
-                    ReasonCode::ParseError,
-                    (Decision::Ask, Tier::Medium, Severity::Medium),
-                    format!("airlock could not parse this command ({e}), so it cannot tell what it would do; a person must look at it. Simplify the command or split it into plain steps."),
-                    "Read the command yourself before approving: it did not parse as shell.",
-                    script,
-                );
-                Stage::default()
+            Ok(Err(e)) => Err(Failure::Parse(e.to_string())),
+            Err(_) => Err(Failure::Panic),
+        }
+    }
+
+    /// A script that did not parse (or was not handed to the parser) may still run commands:
+    /// syntax the parser rejects must not turn the deny of `rm -rf /` glued behind it into an
+    /// ask. Cuts the text into pieces at its command separators ([`fallback::split`]) and walks
+    /// each piece on its own, one level deeper; a piece that does not parse either is cut again
+    /// by the inner pass, and what still does not parse is skipped silently (the script's own
+    /// finding already asks). Findings are only added, so the decision never gets weaker.
+    fn fallback(&mut self, script: &str, depth: usize) {
+        // spans point into the line only when the script is the line itself
+        let spans = depth == 0 && script.len() == self.input.len();
+        let (origin, quiet) = (self.origin, self.quiet_parse_errors);
+        // a piece that does not parse is expected; scripts nested in a piece are cut in turn
+        self.quiet_parse_errors = true;
+        // at most MAX_PIECES for this script, and what is left of the line's allowance
+        let mut budget = fallback::MAX_PIECES;
+        let outer = fallback::split(script, false, self.take_pieces(budget));
+        self.spend_pieces(&mut budget, outer.len());
+        for (at, piece) in outer {
+            // the whole script failed already: go straight to the inner pass
+            let whole = piece.trim() == script.trim();
+            if !whole && self.try_piece(piece, at, spans, depth) {
+                continue;
             }
-            Err(_) => {
-                self.engine(
-                    "parse_error",
-                    ReasonCode::ParseError,
-                    (Decision::Ask, Tier::Medium, Severity::Medium),
-                    "airlock's shell parser failed on this command, so it cannot tell what it would do; a person must look at it.".to_string(),
-                    "Read the command yourself before approving: the parser failed on it.",
-                    script,
-                );
-                Stage::default()
+            let inner = fallback::split(piece, true, self.take_pieces(budget));
+            self.spend_pieces(&mut budget, inner.len());
+            for (off, part) in inner {
+                // a part that is the whole piece failed already
+                if part.trim() != piece.trim() {
+                    self.try_piece(part, at + off, spans, depth);
+                }
             }
         }
+        self.origin = origin;
+        self.quiet_parse_errors = quiet;
+    }
+
+    /// How many pieces the current script may still be cut into.
+    fn take_pieces(&self, budget: usize) -> usize {
+        budget.min(self.pieces_left)
+    }
+
+    fn spend_pieces(&mut self, budget: &mut usize, n: usize) {
+        *budget = budget.saturating_sub(n);
+        self.pieces_left = self.pieces_left.saturating_sub(n);
+    }
+
+    /// Walks one piece of a script that did not parse (and its reading with misread `#`s
+    /// blanked, as for whole lines); true when the piece parsed.
+    fn try_piece(&mut self, piece: &str, at: usize, spans: bool, depth: usize) -> bool {
+        if spans {
+            self.origin = Some(Span::new(at, at + piece.len()));
+        }
+        let parsed = self.try_script(piece, depth + 1).is_ok();
+        if let Some(variant) = evasion::midword_hash_variant(piece) {
+            let _ = self.try_script(&variant, depth + 1);
+        }
+        parsed
     }
 
     fn too_deep(&mut self, evidence: &str) {
