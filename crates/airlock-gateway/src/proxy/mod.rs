@@ -16,7 +16,7 @@ mod gate;
 mod handler;
 mod inbound;
 pub mod record;
-mod request;
+pub mod request;
 pub mod rewrite;
 mod sse;
 mod stream;

@@ -46,8 +46,8 @@ pub struct Piece {
 }
 
 /// Arrays and objects nested deeper than this are refused, as `serde_json` refuses them when it
-/// builds a tree (its parts skipped unread are not depth-checked by it).
-const MAX_NESTING: usize = 128;
+/// builds a tree (it does not check the depth of what it skips unread).
+const MAX_NESTING: usize = 127;
 
 /// Reads `body` (see the module documentation).
 pub fn parse(body: &[u8]) -> Result<ChatRequest<'_>, ApiError> {
@@ -161,6 +161,47 @@ impl<'a> ChatRequest<'a> {
     }
 }
 
+/// A text found in a request: message index, part index, role, text.
+#[doc(hidden)]
+pub type Found = (usize, Option<usize>, &'static str, String);
+
+/// The texts a `serde_json::Value` of a request holds after the last assistant turn, as
+/// (message, part, role, text): how the proxy read requests when it built a tree of each. Only
+/// the tests and the fuzz target use it, as the reference [`ChatRequest::pieces`] must agree with.
+#[doc(hidden)]
+pub fn pieces_of_tree(
+    doc: &serde_json::Value,
+) -> Vec<(usize, Option<usize>, &'static str, String)> {
+    use serde_json::Value;
+    let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let start = messages
+        .iter()
+        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .map_or(0, |i| i + 1);
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate().skip(start) {
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("user") => "user",
+            Some("tool" | "function") => "tool",
+            _ => continue,
+        };
+        match m.get("content") {
+            Some(Value::String(s)) => out.push((i, None, role, s.clone())),
+            Some(Value::Array(parts)) => {
+                for (j, p) in parts.iter().enumerate() {
+                    if let Some(t) = p.get("text").and_then(Value::as_str) {
+                        out.push((i, Some(j), role, t.to_string()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 fn json<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ApiError> {
     serde_json::from_str(raw.get()).map_err(crate::extract::json_error)
 }
@@ -172,9 +213,10 @@ fn string(raw: &RawValue) -> Result<String, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::{Value, json};
 
-    fn texts(body: &Value) -> Vec<(usize, Option<usize>, &'static str, String)> {
+    fn texts(body: &Value) -> Vec<Found> {
         let bytes = serde_json::to_vec(body).unwrap();
         let req = parse(&bytes).unwrap();
         req.pieces()
@@ -262,8 +304,8 @@ mod tests {
         // deeper than serde_json's limit, in a field read or not; brackets in strings and
         // escaped quotes do not count
         for (inner, want) in [
-            (128 - 1, "ok"),
-            (128, "MALFORMED_JSON"),
+            (126, "ok"),
+            (127, "MALFORMED_JSON"),
             (200, "MALFORMED_JSON"),
         ] {
             let deep = format!(
@@ -272,6 +314,8 @@ mod tests {
                 "]".repeat(inner)
             );
             assert_eq!(code(deep.as_bytes()), want, "{inner}");
+            let tree = serde_json::from_slice::<Value>(deep.as_bytes()).is_ok();
+            assert_eq!(tree, want == "ok", "the same limit as a tree, {inner}");
         }
         let deep = format!(
             "{{\"messages\": [{{\"role\": \"tool\", \"content\": {}{}}}]}}",
@@ -286,21 +330,101 @@ mod tests {
         );
     }
 
-    /// The texts found are those a full `serde_json::Value` of the body holds at the same places.
+    fn found(body: &[u8]) -> Option<Vec<Found>> {
+        let pieces = parse(body).and_then(|r| r.pieces()).ok()?;
+        Some(
+            pieces
+                .into_iter()
+                .map(|p| (p.msg, p.part, p.role, p.text))
+                .collect(),
+        )
+    }
+
     #[test]
     fn pieces_agree_with_the_value_tree() {
         let body = json!({"messages": [
             {"role": "user", "content": "é — \u{1F600} \"x\"\\"},
             {"role": "tool", "content": [{"type":"text","text":"a\u{0}b"}, {"text": "c"}]},
         ]});
-        for p in texts(&body) {
-            let m = &body["messages"][p.0]["content"];
-            let v = match p.1 {
-                None => m.as_str(),
-                Some(j) => m[j]["text"].as_str(),
+        let bytes = serde_json::to_vec(&body).unwrap();
+        assert_eq!(found(&bytes).unwrap(), pieces_of_tree(&body));
+        assert_eq!(pieces_of_tree(&body).len(), 3);
+    }
+
+    fn content() -> impl Strategy<Value = Value> {
+        let text = prop_oneof!["[a-z \"\\\\\n]{0,12}", "\\PC{0,8}"];
+        prop_oneof![
+            text.clone().prop_map(Value::from),
+            Just(Value::Null),
+            any::<i32>().prop_map(Value::from),
+            proptest::collection::vec(
+                prop_oneof![
+                    text.clone()
+                        .prop_map(|t| json!({"type": "text", "text": t})),
+                    Just(json!({"type": "image_url", "image_url": {"url": "data:x"}})),
+                    any::<i32>().prop_map(|n| json!({"text": n})),
+                    text.prop_map(Value::from),
+                ],
+                0..4
+            )
+            .prop_map(Value::from),
+        ]
+    }
+
+    fn message() -> impl Strategy<Value = Value> {
+        let role = prop_oneof![
+            Just(json!("user")),
+            Just(json!("tool")),
+            Just(json!("function")),
+            Just(json!("assistant")),
+            Just(json!("system")),
+            Just(json!("developer")),
+            Just(Value::Null),
+        ];
+        (role, proptest::option::of(content()), any::<bool>()).prop_map(|(role, content, extra)| {
+            let mut m = serde_json::Map::new();
+            m.insert("role".into(), role);
+            if let Some(c) = content {
+                m.insert("content".into(), c);
+            }
+            if extra {
+                m.insert(
+                    "tool_calls".into(),
+                    json!([{"id": "c", "function": {"arguments": "{}"}}]),
+                );
+            }
+            Value::Object(m)
+        })
+    }
+
+    proptest! {
+        /// Any conversation: the reader finds what a tree holds, at the same places.
+        #[test]
+        fn the_reader_finds_what_a_tree_holds(
+            messages in proptest::collection::vec(message(), 0..8),
+            pretty in any::<bool>(),
+        ) {
+            let body = json!({"model": "m", "messages": messages, "tools": [{"x": [1, {"y": null}]}]});
+            let bytes = if pretty {
+                serde_json::to_vec_pretty(&body).unwrap()
+            } else {
+                serde_json::to_vec(&body).unwrap()
             };
-            assert_eq!(v, Some(p.3.as_str()));
+            prop_assert_eq!(found(&bytes), Some(pieces_of_tree(&body)));
         }
-        assert_eq!(texts(&body).len(), 3);
+
+        /// Any bytes: a stable error or the texts a tree of the same bytes holds.
+        #[test]
+        fn any_bytes_give_an_error_or_what_a_tree_holds(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            match parse(&bytes).and_then(|r| r.pieces()) {
+                Err(e) => prop_assert!(matches!(e.code, "MALFORMED_JSON" | "INVALID_REQUEST" | "INVALID_UTF8")),
+                Ok(pieces) => {
+                    if let Ok(doc) = serde_json::from_slice::<Value>(&bytes) {
+                        let got: Vec<_> = pieces.into_iter().map(|p| (p.msg, p.part, p.role, p.text)).collect();
+                        prop_assert_eq!(got, pieces_of_tree(&doc));
+                    }
+                }
+            }
+        }
     }
 }
