@@ -10,6 +10,13 @@ mod daemon;
 mod decide;
 mod record;
 
+/// The daemon (proxy, MCP gateway, API) allocates small short-lived buffers on every request;
+/// glibc's allocator was about a sixth of the proxy's CPU under load and walks cold bins after an
+/// idle pause. mimalloc (without its huge-page handling, which cost start-up time for the
+/// one-shot commands) measured in docs/benchmarks.md ("Session 10").
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "airlock",
