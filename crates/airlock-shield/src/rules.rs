@@ -46,6 +46,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
 
 /// The prefilter keeps its woken set in a fixed bit array of this many rules.
 pub const MAX_RULES: usize = 512;
+/// Rule sets up to this size keep a scan's per-rule state on the stack.
+const STACK_RULES: usize = 128;
 /// At most this many matches of one rule are reported per text.
 const MAX_PER_RULE: u8 = 4;
 
@@ -320,7 +322,7 @@ impl RuleSet {
 
     /// Runs the prefilter, then each woken rule on the windows around its keyword hits, calling
     /// `hit` for each match (at most four per rule), rule by rule in rule order. Allocates
-    /// nothing when no rule matches.
+    /// nothing when no rule matches (in a set of up to 128 rules).
     pub fn scan(&self, text: &str, dir: Direction, hit: impl FnMut(Hit)) {
         self.scan_with_stretch(text, dir, None, hit);
     }
@@ -334,14 +336,29 @@ impl RuleSet {
         mut hit: impl FnMut(Hit),
     ) {
         let n = self.rules.len().min(MAX_RULES);
-        // Per rule: the pending window (start, end) not yet searched, and matches found so far.
-        // Windowed group `g` of rule `r` keeps its pending window at `r * GROUPS + g`.
-        let mut pending = [(u32::MAX, 0u32); MAX_RULES * GROUPS];
-        let mut found = [0u8; MAX_RULES];
+        // Per rule: the pending window (start, end) not yet searched (windowed group `g` of rule
+        // `r` at `r * GROUPS + g`), the matches found so far, and the last match an anchored try
+        // found (later tries inside it are skipped). Sized for the rules there are: filling
+        // arrays for `MAX_RULES` rules took about as long as a short text's whole scan.
+        let mut on_stack;
+        let mut on_heap;
+        let (pending, found, anchored_at) = if n <= STACK_RULES {
+            on_stack = (
+                [(u32::MAX, 0u32); STACK_RULES * GROUPS],
+                [0u8; STACK_RULES],
+                [(u32::MAX, 0u32); STACK_RULES],
+            );
+            (&mut on_stack.0[..], &mut on_stack.1[..], &mut on_stack.2[..])
+        } else {
+            on_heap = (
+                vec![(u32::MAX, 0u32); n * GROUPS],
+                vec![0u8; n],
+                vec![(u32::MAX, 0u32); n],
+            );
+            (&mut on_heap.0[..], &mut on_heap.1[..], &mut on_heap.2[..])
+        };
         let mut hits: Vec<Hit> = Vec::new();
         let mut spread: Option<Option<usize>> = known;
-        // Per rule, the last match an anchored try found (later tries inside it are skipped).
-        let mut anchored_at = [(u32::MAX, 0u32); MAX_RULES];
         self.keyword_hits(text, |k, ks, ke| {
             for &(r, mode) in &self.keyword_rules[k] {
                 let r = usize::from(r);
@@ -848,6 +865,30 @@ match = ["care about"]
                 set.keyword_hits(&text, |k, s, e| got.push((k, s, e)));
                 assert_eq!(got, reference_hits(&set, &dfa, &text), "{text:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_set_larger_than_the_stack_state_finds_its_last_rules() {
+        // Past `STACK_RULES`, a scan keeps its per-rule state on the heap: the rules at the end
+        // are found as the first ones are, windowed and anchored alike.
+        let rule = |i: usize| {
+            format!(
+                "[[rule]]\nid = \"t.r{i}\"\nkind = \"attack\"\ncategory = \"c\"\nweight = 0.5\nkeywords = [\"word{i}x\"]\npattern = '''\\bword{i}x\\s+\\w+\\b'''\nmessage = \"m\"\nmatch = [\"word{i}x here\"]\n"
+            )
+        };
+        let file: String = (0..STACK_RULES + 10).map(rule).collect();
+        let set = RuleSet::compile(&[("big.toml", &file)]).unwrap();
+        assert_eq!(set.rules.len(), STACK_RULES + 10);
+        for r in [0, STACK_RULES - 1, STACK_RULES, STACK_RULES + 9] {
+            let text = format!("first word{r}x there, then word{r}x again");
+            let mut hits = Vec::new();
+            set.scan(&text, Direction::User, |h| hits.push((h.rule, h.start, h.end)));
+            let at = text.find("word").unwrap();
+            let again = text.rfind("word").unwrap();
+            assert_eq!(hits.len(), 2, "{text}: {hits:?}");
+            assert_eq!((hits[0].0, hits[0].1), (r, at));
+            assert_eq!((hits[1].0, hits[1].1), (r, again));
         }
     }
 

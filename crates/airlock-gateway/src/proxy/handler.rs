@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::budget::Admitted;
 use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
-use super::{Proxy, request, rewrite, stream};
+use super::{Proxy, answer, request, rewrite, stream};
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -114,6 +114,8 @@ pub async fn chat_completions(
 }
 
 /// Decides the tool calls of a whole answer; the upstream's bytes unless a call is blocked.
+/// The calls are read without a tree (`answer.rs`); a tree is built only to rewrite the answer,
+/// or when the reader leaves the answer to it.
 async fn gate_whole(
     proxy: &Proxy,
     who: &Who,
@@ -121,23 +123,34 @@ async fn gate_whole(
     prefix: Option<&str>,
     admitted: Option<Admitted>,
 ) -> Result<Bytes, ApiError> {
-    let Ok(mut doc) = serde_json::from_slice::<Value>(&body) else {
-        // An answer the proxy cannot read might hide tool calls: it never reaches the agent.
-        return Err(ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            "UPSTREAM_MALFORMED",
-            "the upstream's answer is not JSON; it was not forwarded",
-        ));
+    // The usage is parsed only when a budget counts it; one the reader cannot parse is left to
+    // the tree as well (which refuses the answer rather than leave its tokens uncounted).
+    let read = answer::read(&body).and_then(|a| {
+        let usage = match (admitted, a.usage) {
+            (Some(_), Some(u)) => Some(serde_json::from_str::<Value>(u.get()).ok()?),
+            _ => None,
+        };
+        Some((a.calls, usage))
+    });
+    let (calls, usage, mut tree) = match read {
+        Some((calls, usage)) => (calls, usage, None),
+        None => {
+            let doc = answer_tree(&body)?;
+            let calls = rewrite::calls(&doc).into_iter().map(|(_, c)| c).collect();
+            (calls, doc.get("usage").cloned(), Some(doc))
+        }
     };
-    if let (Some(at), Some(usage)) = (admitted, doc.get("usage")) {
+    if let (Some(at), Some(usage)) = (admitted, &usage) {
         proxy.charge(&who.agent, at, usage).await;
     }
-    let calls = rewrite::calls(&doc);
-    let list: Vec<_> = calls.into_iter().map(|(_, c)| c).collect();
-    let verdicts = proxy.decide_all(who, &list).await;
+    let verdicts = proxy.decide_all(who, &calls).await;
     if verdicts.iter().all(|v| v.allowed()) && prefix.is_none() {
         return Ok(body);
     }
+    let mut doc = match tree.take() {
+        Some(d) => d,
+        None => answer_tree(&body)?,
+    };
     rewrite::apply(&mut doc, &verdicts, &proxy.config.deny_template);
     if let Some(p) = prefix {
         rewrite::prepend(&mut doc, p);
@@ -145,6 +158,18 @@ async fn gate_whole(
     serde_json::to_vec(&doc)
         .map(Bytes::from)
         .map_err(ApiError::internal)
+}
+
+/// The answer as a tree; an answer the proxy cannot read might hide tool calls, so it never
+/// reaches the agent.
+fn answer_tree(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice::<Value>(body).map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "UPSTREAM_MALFORMED",
+            "the upstream's answer is not JSON; it was not forwarded",
+        )
+    })
 }
 
 pub async fn models(

@@ -9,6 +9,7 @@
 //! is what an OpenAI SDK sends as its API key); the upstream's key comes from the proxy's
 //! configuration and never from the client.
 
+pub mod answer;
 mod budget;
 mod clean;
 pub mod config;

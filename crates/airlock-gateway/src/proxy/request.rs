@@ -47,7 +47,7 @@ pub struct Piece {
 
 /// Arrays and objects nested deeper than this are refused, as `serde_json` refuses them when it
 /// builds a tree (it does not check the depth of what it skips unread).
-const MAX_NESTING: usize = 127;
+pub(crate) const MAX_NESTING: usize = 127;
 
 /// Reads `body` (see the module documentation).
 pub fn parse(body: &[u8]) -> Result<ChatRequest<'_>, ApiError> {
@@ -69,7 +69,7 @@ pub fn parse(body: &[u8]) -> Result<ChatRequest<'_>, ApiError> {
 
 /// Whether arrays and objects in `json` (already checked to be valid JSON) nest deeper than
 /// `limit`. String contents are skipped with `memchr`, so the cost is in the structure.
-fn nested_deeper_than(json: &[u8], limit: usize) -> bool {
+pub(crate) fn nested_deeper_than(json: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(&b) = json.get(i) {
