@@ -353,6 +353,49 @@ async fn legacy_function_calls_are_gated_too() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_only_a_tree_reads_alike_are_judged_as_a_tree_reads_them() {
+    // The proxy reads answers without a tree; where that reading could differ from a tree's (and
+    // a client's), the tree decides. A key given twice: the last one is what clients act on.
+    let h = start("30s", |_| {}).await;
+    let twice = r#"{"id":"c","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+        "tool_calls":[{"id":"a","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}],
+        "tool_calls":[{"id":"b","type":"function","function":{"name":"bash","arguments":"{\"command\":\"rm -rf /\"}"}}]}}]}"#;
+    let (status, _, body) = chat(&h, json!({"raw_answer": twice})).await;
+    assert_eq!(status, 200);
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let c = &doc["choices"][0];
+    assert!(c["message"].get("tool_calls").is_none(), "{doc}");
+    assert_eq!(c["finish_reason"], "stop");
+    assert!(
+        c["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("`bash` was blocked")
+    );
+    let rs = h.receipts().await;
+    assert_eq!(rs.len(), 1, "only the call a tree holds is decided: {rs:?}");
+    assert_eq!(rs[0]["decision"], "deny");
+
+    // Arrays where objects belong hold no call for a tree: nothing is decided, the bytes pass.
+    let arrays = r#"{"choices":[[{"function_call":{"name":"bash","arguments":"{\"command\":\"rm -rf /\"}"}}]]}"#;
+    let (status, _, body) = chat(&h, json!({"raw_answer": arrays})).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, arrays.as_bytes());
+    assert_eq!(h.receipts().await.len(), 1);
+
+    // Nesting past serde_json's limit is still not forwarded.
+    let deep = format!(
+        "{{\"choices\":[],\"x\":{}{}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let (status, _, body) = chat(&h, json!({"raw_answer": deep})).await;
+    assert_eq!(status, 502);
+    let err: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(err["error"]["code"], "UPSTREAM_MALFORMED", "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_the_proxys_limit_is_refused() {
     let h = start("30s", |c| c.max_body = 2048).await;
     let big = json!({"text": "x".repeat(4096)});

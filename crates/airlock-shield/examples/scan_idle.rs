@@ -46,7 +46,9 @@ fn main() -> Result<(), String> {
 }
 
 fn number<T: std::str::FromStr>(arg: Option<String>, default: T) -> Result<T, String> {
-    arg.map_or(Ok(default), |a| a.parse().map_err(|_| format!("not a number: {a}")))
+    arg.map_or(Ok(default), |a| {
+        a.parse().map_err(|_| format!("not a number: {a}"))
+    })
 }
 
 fn summary(v: &mut [Duration]) -> String {

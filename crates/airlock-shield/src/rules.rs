@@ -348,7 +348,11 @@ impl RuleSet {
                 [0u8; STACK_RULES],
                 [(u32::MAX, 0u32); STACK_RULES],
             );
-            (&mut on_stack.0[..], &mut on_stack.1[..], &mut on_stack.2[..])
+            (
+                &mut on_stack.0[..],
+                &mut on_stack.1[..],
+                &mut on_stack.2[..],
+            )
         } else {
             on_heap = (
                 vec![(u32::MAX, 0u32); n * GROUPS],
@@ -883,7 +887,9 @@ match = ["care about"]
         for r in [0, STACK_RULES - 1, STACK_RULES, STACK_RULES + 9] {
             let text = format!("first word{r}x there, then word{r}x again");
             let mut hits = Vec::new();
-            set.scan(&text, Direction::User, |h| hits.push((h.rule, h.start, h.end)));
+            set.scan(&text, Direction::User, |h| {
+                hits.push((h.rule, h.start, h.end))
+            });
             let at = text.find("word").unwrap();
             let again = text.rfind("word").unwrap();
             assert_eq!(hits.len(), 2, "{text}: {hits:?}");

@@ -203,12 +203,17 @@ async fn chat(
         )
             .into_response();
     }
+    // A test may ask for an answer's exact bytes (shapes `whole_answer` does not write).
+    let answer = match spec["raw_answer"].as_str() {
+        Some(raw) => raw.to_string(),
+        None => whole_answer(&spec),
+    };
     (
         [
             ("content-type", "application/json"),
             ("x-upstream-header", "kept"),
         ],
-        whole_answer(&spec),
+        answer,
     )
         .into_response()
 }
