@@ -9,39 +9,17 @@
 //! number in a part the reader skips is left to the client, where a tree refused the answer.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::gate::Call;
+use super::object::Obj;
 
 /// What the proxy needs of a completion: every tool call in order, and its `usage` (unparsed).
 pub struct Answer<'a> {
     pub calls: Vec<Call>,
     pub usage: Option<&'a RawValue>,
-}
-
-/// An object, never an array: a derived struct also accepts an array of its fields in order,
-/// which a tree (and every client) reads as something else entirely.
-struct Obj<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Fields(PhantomData)).map(Obj)
-    }
 }
 
 #[derive(Deserialize)]

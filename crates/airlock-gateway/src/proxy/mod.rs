@@ -16,6 +16,7 @@ pub mod config;
 mod gate;
 mod handler;
 mod inbound;
+mod object;
 pub mod record;
 pub mod request;
 pub mod rewrite;
