@@ -82,22 +82,13 @@ pub fn read(body: &[u8]) -> Option<Answer<'_>> {
         .filter_map(|Obj(c)| c.message)
     {
         let tcs = m.tool_calls.into_iter().flatten();
-        calls.extend(tcs.map(|Obj(tc)| tc.function.map_or_else(no_function, |Obj(f)| f.call())));
+        calls.extend(tcs.map(|Obj(tc)| tc.function.map_or_else(Call::default, |Obj(f)| f.call())));
         calls.extend(m.function_call.map(|Obj(f)| f.call()));
     }
     Some(Answer {
         calls,
         usage: c.usage,
     })
-}
-
-/// A tool call without a `function` object: a call all the same, decided like any other (as the
-/// tree reads it: no name, no arguments).
-fn no_function() -> Call {
-    Call {
-        name: String::new(),
-        arguments: String::new(),
-    }
 }
 
 /// Checks the reader against a tree of the same bytes (the fuzz target's and the tests'

@@ -13,8 +13,9 @@ use super::Proxy;
 use super::record;
 use airlock_grants::system_now_ms as now_ms;
 
-/// One tool call as the model sent it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One tool call as the model sent it (a call without a `function` object reads as the
+/// default: no name, no arguments).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Call {
     pub name: String,
     pub arguments: String,

@@ -132,7 +132,7 @@ async fn gate_whole(
         };
         Some((a.calls, usage))
     });
-    let (calls, usage, mut tree) = match read {
+    let (calls, usage, tree) = match read {
         Some((calls, usage)) => (calls, usage, None),
         None => {
             let doc = answer_tree(&body)?;
@@ -147,7 +147,7 @@ async fn gate_whole(
     if verdicts.iter().all(|v| v.allowed()) && prefix.is_none() {
         return Ok(body);
     }
-    let mut doc = match tree.take() {
+    let mut doc = match tree {
         Some(d) => d,
         None => answer_tree(&body)?,
     };
