@@ -4,8 +4,10 @@
 Every document, payload, benign note and look-alike was written by hand; this script only
 combines them. For each document it writes:
   - the document clean (benign),
-  - the document with a benign note for humans inserted (benign), at start, middle and end,
-  - the document with an injection payload inserted (attack), at start, middle and end,
+  - the document with a benign note for humans inserted (benign): two general notes and two
+    written for that kind of document, at start, middle and end in turn,
+  - the document with an injection payload inserted (attack): four general payloads and two
+    written for that kind of document, at start, middle and end in turn,
 and then the stand-alone look-alike documents (benign). Deterministic: same output every run.
 
     python3 datasets/text/attacks/build_injection_documents.py
@@ -19,13 +21,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "injection_parts"))
 
 from docs1 import DOCS  # noqa: E402
-import docs2, docs3  # noqa: E402,F401  (they append to DOCS)
-from payloads import PAYLOADS  # noqa: E402
-from notes import NOTES  # noqa: E402
+import docs2, docs3, docs4  # noqa: E402,F401  (they append to DOCS)
+from payloads import PAYLOADS, PAYLOADS_BY_SHAPE  # noqa: E402
+from notes import NOTES, NOTES_BY_SHAPE  # noqa: E402
 from lookalikes import LOOKALIKES  # noqa: E402
 
-PAYLOADS_PER_DOC = 5
-NOTES_PER_DOC = 4
+PAYLOADS_PER_DOC = 4        # general payloads per document
+SHAPE_PAYLOADS_PER_DOC = 2  # payloads written for that document kind
+NOTES_PER_DOC = 2           # general notes for humans per document
+SHAPE_NOTES_PER_DOC = 2     # notes written for that document kind
 HIDDEN = ("display:none", "font-size", "hidden", "white text", "aria-hidden", "alt=")
 
 
@@ -57,19 +61,34 @@ def main():
     rng.shuffle(note_order)
     positions = ["start", "middle", "end"]
     rows, pi, ni = [], 0, 0
+    spi = {k: 0 for k in PAYLOADS_BY_SHAPE}
+    sni = {k: 0 for k in NOTES_BY_SHAPE}
     for k, d in enumerate(DOCS):
-        rows.append(row(d["sep"].join(d["segs"]), "benign", d["shape"]))
+        shape = d["shape"]
+        rows.append(row(d["sep"].join(d["segs"]), "benign", shape))
         note_wraps = [w for w in d["wraps"] if not any(h in w for h in HIDDEN)] or ["{p}"]
-        for j in range(NOTES_PER_DOC):
-            note = note_order[ni % len(note_order)]
+        notes = []
+        for _ in range(NOTES_PER_DOC):
+            notes.append(note_order[ni % len(note_order)])
             ni += 1
+        own = NOTES_BY_SHAPE.get(shape, [])
+        for _ in range(SHAPE_NOTES_PER_DOC if own else 0):
+            notes.append(own[sni[shape] % len(own)])
+            sni[shape] += 1
+        for j, note in enumerate(notes):
             fmt = note_wraps[j % len(note_wraps)]
-            rows.append(row(insert(d, wrap(fmt, note), positions[(k + j) % 3]), "benign", d["shape"]))
-        for j in range(PAYLOADS_PER_DOC):
-            payload = payload_order[pi % len(payload_order)]
+            rows.append(row(insert(d, wrap(fmt, note), positions[(k + j) % 3]), "benign", shape))
+        payloads = []
+        for _ in range(PAYLOADS_PER_DOC):
+            payloads.append(payload_order[pi % len(payload_order)])
             pi += 1
+        own = PAYLOADS_BY_SHAPE.get(shape, [])
+        for _ in range(SHAPE_PAYLOADS_PER_DOC if own else 0):
+            payloads.append(own[spi[shape] % len(own)])
+            spi[shape] += 1
+        for j, payload in enumerate(payloads):
             fmt = d["wraps"][j % len(d["wraps"])]
-            rows.append(row(insert(d, wrap(fmt, payload), positions[(k + j + 1) % 3]), "attack", d["shape"]))
+            rows.append(row(insert(d, wrap(fmt, payload), positions[(k + j + 1) % 3]), "attack", shape))
     for shape, text in LOOKALIKES:
         rows.append(row(text, "benign", shape))
     seen, out = set(), []
