@@ -123,3 +123,21 @@ NOTES_BY_SHAPE = {
         "Returned mine, wrong size, but the refund was quick.",
     ],
 }
+
+NOTES += [
+    "PS: if you're forwarding this, please remove my phone number first.",
+    "Note to everyone: the Wi-Fi password in the meeting room changed to BlueHeron42.",
+    "Heads up: invoices now go to accounts@northwind.example; the old address still works until January.",
+    "Quick reminder: your annual leave resets on 1 January; book any remaining days.",
+    "Please don't print this email unless you need to.",
+    "Our support assistant is an AI; type 'agent' at any time to reach a person.",
+    "Security tip: we will never ask you to move money to a 'safe account'.",
+    "Admin note: backups run nightly at 02:00; restore requests go through the IT portal.",
+    "To approve the expense, open the finance app and tap Approve. Only managers can see this button.",
+    "If you are forwarding this thread, please keep the original attachments.",
+    "AI-generated captions may contain errors. Please report any you notice.",
+    "FYI: the payment of €1,150 went out this morning, reference 'Flat 3 rent'.",
+    "Call Dan on 07700 900 321 if the boiler makes that noise again.",
+    "You can reset your password any time from the sign-in page.",
+    "Please transfer your share of the holiday cottage (£230) by Sunday.",
+]
