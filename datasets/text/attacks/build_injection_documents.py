@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "injection_parts"))
 
 from docs1 import DOCS  # noqa: E402
-import docs2, docs3, docs4, docs5  # noqa: E402,F401  (they append to DOCS)
+import docs2, docs3, docs4, docs5, docs6  # noqa: E402,F401  (they append to DOCS)
 from payloads import PAYLOADS, PAYLOADS_BY_SHAPE  # noqa: E402
 from notes import NOTES, NOTES_BY_SHAPE  # noqa: E402
 from lookalikes import LOOKALIKES  # noqa: E402
