@@ -5,6 +5,7 @@ Every text comes from src/; this script only arranges it. Source format, one ite
 "\\n" inside a line stands for a line break, lines starting with "#" are comments:
 
     @ <label> <direction> <shape>   following lines are texts with that label, direction, shape
+    @ <label> <direction> <shape> <lang>   the same with the language named (mixed.txt)
     @ carriers                      harmless documents (tool output): each is written out as
                                     label benign, direction tool, shape injection_document, and
                                     is used as a carrier for the payloads below
@@ -15,7 +16,7 @@ Combination (deterministic): payload i is put into carrier i mod C at position i
 is label attack, direction tool, shape injection_document. "middle" is the line break nearest
 the middle of the carrier (the end, if the carrier is one line).
 
-Usage: python3 build.py            rebuild every src/*.txt into ../<lang>.jsonl and check
+Usage: python3 build.py            rebuild every src/<name>.txt into <name>.jsonl here, and check
        python3 build.py --check    only check the written .jsonl files
 """
 import json
@@ -40,7 +41,7 @@ def insert(carrier: str, payload: str, pos: int) -> str:
 def parse(path: pathlib.Path):
     rows, carriers, payloads = [], [], []
     mode = None
-    lang = path.stem.split("_")[0]
+    lang = path.stem if len(path.stem) == 2 else None  # mixed.txt: each header names its lang
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = raw.rstrip()
         if not line.strip() or line.startswith("#"):
@@ -68,6 +69,8 @@ def parse(path: pathlib.Path):
         else:
             label, direction, shape = mode[:3]
             row_lang = mode[3] if len(mode) == 4 else lang
+            if row_lang is None:
+                sys.exit(f"{path}:{n}: no language: name it in the header")
             rows.append({"text": text, "label": label, "direction": direction,
                          "lang": row_lang, "shape": shape})
     for c in carriers:
@@ -75,6 +78,8 @@ def parse(path: pathlib.Path):
                      "shape": "injection_document"})
     if payloads and not carriers:
         sys.exit(f"{path}: payloads without carriers")
+    if (carriers or payloads) and lang is None:
+        sys.exit(f"{path}: carriers and payloads need a one-language file")
     C = len(carriers)
     for i, p in enumerate(payloads):
         for ci, pos in ((i % C, i % 3), ((i + C // 2 + 1) % C, (i + 1) % 3)):
