@@ -2,7 +2,8 @@
 """Build datasets/text/multilingual/<lang>.jsonl from the hand-written sources in src/<lang>.txt.
 
 Every text comes from src/; this script only arranges it. Source format, one item per line,
-"\\n" inside a line stands for a line break, lines starting with "#" are comments:
+"\\n" inside a line stands for a line break, lines starting with "%%" are comments
+(texts may start with "#", as code and markdown do):
 
     @ <label> <direction> <shape>   following lines are texts with that label, direction, shape
     @ <label> <direction> <shape> <lang>   the same with the language named (mixed.txt)
@@ -44,7 +45,7 @@ def parse(path: pathlib.Path):
     lang = path.stem if len(path.stem) == 2 else None  # mixed.txt: each header names its lang
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = raw.rstrip()
-        if not line.strip() or line.startswith("#"):
+        if not line.strip() or line.startswith("%%"):
             continue
         if line.startswith("@ "):
             parts = line[2:].split()
