@@ -520,12 +520,16 @@ impl<'a> Walker<'a> {
                 self.walk_test_expr(b, depth);
             }
             E::Not(a) | E::Parenthesized(a) => self.walk_test_expr(a, depth),
+            // `-v 'a[$(cmd)]'` and arithmetic comparisons evaluate subscripts
             E::UnaryTest(_, w) => {
-                self.expand_word(&w.value, depth);
+                let e = self.expand_word(&w.value, depth);
+                self.walk_subscript(&e.text, depth);
             }
             E::BinaryTest(_, a, b) => {
-                self.expand_word(&a.value, depth);
-                self.expand_word(&b.value, depth);
+                for w in [a, b] {
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
+                }
             }
         }
     }
@@ -541,11 +545,23 @@ impl<'a> Walker<'a> {
                 self.env.remove(&f.variable_name);
                 self.walk_list(&f.body.list, depth)
             }
-            CompoundCommand::ArithmeticForClause(f) => self.walk_list(&f.body.list, depth),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.walk_nested(&e.value, depth);
+                }
+                self.walk_list(&f.body.list, depth)
+            }
             CompoundCommand::CaseClause(c) => {
                 self.expand_word(&c.value.value, depth);
                 let mut st = Stage::default();
                 for item in &c.cases {
+                    // patterns are expanded when the case is tried: `$(cmd))` runs
+                    for p in &item.patterns {
+                        self.expand_word(&p.value, depth);
+                    }
                     if let Some(cmd) = &item.cmd {
                         st.merge(self.walk_list(cmd, depth));
                     }
@@ -569,7 +585,27 @@ impl<'a> Walker<'a> {
                 st
             }
             CompoundCommand::Coprocess(c) => self.walk_command(&c.body, depth),
-            CompoundCommand::Arithmetic(_) => Stage::default(),
+            CompoundCommand::Arithmetic(a) => {
+                self.walk_nested(&a.expr.value, depth);
+                Stage::default()
+            }
+        }
+    }
+
+    /// Analyses the command substitutions in text bash expands again (arithmetic, subscripts).
+    fn walk_nested(&mut self, text: &str, depth: usize) {
+        let mut bodies = Vec::new();
+        word::nested_substitutions(text, &mut bodies);
+        for body in &bodies {
+            self.walk_script(body, depth + 1);
+        }
+    }
+
+    /// Analyses the command substitutions in a string bash may evaluate as an array subscript
+    /// later (`printf -v 'a[$(cmd)]' x`, `x='a[$(cmd)]'; echo $((x))`).
+    fn walk_subscript(&mut self, text: &str, depth: usize) {
+        for body in word::subscript_substitutions(text) {
+            self.walk_script(&body, depth + 1);
         }
     }
 
@@ -665,6 +701,32 @@ impl<'a> Walker<'a> {
         }
         if argv.is_empty() {
             return Stage::default();
+        }
+        // builtins that take variable names evaluate a subscript in them when they run
+        // (`printf -v 'a[$(cmd)]' x`, `unset`, `declare`, `read`, `test -v`)
+        if matches!(
+            argv[0].as_str(),
+            "printf"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "readonly"
+                | "export"
+                | "unset"
+                | "read"
+                | "test"
+                | "["
+                | "mapfile"
+                | "readarray"
+                | "let"
+                | "getopts"
+                | "shift"
+                | "return"
+                | "exit"
+        ) {
+            for a in argv[1..].to_vec() {
+                self.walk_subscript(&a, depth);
+            }
         }
         // `xargs CMD < FILE` reads its words from FILE, unknown like `-a FILE`
         let stdin_file = !self.input_sources.is_empty();
@@ -805,7 +867,12 @@ impl<'a> Walker<'a> {
     fn assign(&mut self, a: &ast::Assignment, depth: usize) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
-            ast::AssignmentName::ArrayElementName(n, _) => {
+            ast::AssignmentName::ArrayElementName(n, index) => {
+                self.walk_nested(index, depth);
+                if let ast::AssignmentValue::Scalar(w) = &a.value {
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
+                }
                 self.env.remove(n);
                 return;
             }
@@ -813,6 +880,7 @@ impl<'a> Walker<'a> {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let e = self.expand_word(&w.value, depth);
+                self.walk_subscript(&e.text, depth);
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
@@ -828,8 +896,12 @@ impl<'a> Walker<'a> {
                 }
             }
             ast::AssignmentValue::Array(items) => {
-                for (_, w) in items {
-                    self.expand_word(&w.value, depth);
+                for (key, w) in items {
+                    if let Some(k) = key {
+                        self.walk_nested(&k.value, depth);
+                    }
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
                 }
                 self.env.remove(&name);
             }
@@ -894,13 +966,10 @@ impl<'a> Walker<'a> {
                 if doc.requires_expansion
                     && let Ok(pieces) = brush_parser::word::parse_heredoc(&body, &self.opts)
                 {
-                    for p in pieces {
-                        if let brush_parser::word::WordPiece::CommandSubstitution(s)
-                        | brush_parser::word::WordPiece::BackquotedCommandSubstitution(s) =
-                            p.piece
-                        {
-                            self.walk_script(&s, depth + 1);
-                        }
+                    let mut bodies = Vec::new();
+                    word::substitutions_in_pieces(&body, &pieces, &mut bodies);
+                    for s in &bodies {
+                        self.walk_script(s, depth + 1);
                     }
                 }
                 *feed = Some(body);
@@ -947,7 +1016,7 @@ impl<'a> Walker<'a> {
         // `"$DIR/run.sh"` names its program (a script in some directory); `$CMD` and
         // `$(cat f)` do not
         let head = &argv[0];
-        let dynamic = head.contains("$(") || head.contains('`') || unwrap::base(head).contains('$');
+        let dynamic = head.contains("$(") || head.contains('`') || head_base(head).contains('$');
         if dynamic && !(argv.len() == 1 && is_shell_setup_output(head)) {
             let line = canon::join(&argv);
             self.engine(
@@ -958,6 +1027,24 @@ impl<'a> Walker<'a> {
                 "Find out what the variable or substitution expands to before approving.",
                 &line,
             );
+        }
+        // `/bin/r? -rf ~`, `[r]m`, `@(rm|ls)`: the shell globs the command word; each known
+        // program it could name is judged, and the line is asked whatever it resolves to
+        if !dynamic && let Some(names) = crate::glob::command_candidates(head, self.rules) {
+            let line = canon::join(&argv);
+            self.engine(
+                "glob_command",
+                ReasonCode::DynamicCode,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                format!("the program name `{head}` is a glob pattern the shell resolves against the files present (it could be {}); a person must look. Write the program name literally.", if names.is_empty() { "any program".to_string() } else { names.join(", ") }),
+                "Find out which file the pattern names before approving.",
+                &line,
+            );
+            for n in names {
+                let mut a = argv.clone();
+                a[0] = n;
+                self.run_argv(a, depth + 1, feed);
+            }
         }
         // `az group delete --help` prints help: its words describe no action (wrapped and
         // inner commands are still walked on their own)
@@ -1387,6 +1474,23 @@ impl<'a> Walker<'a> {
 
 /// `DROP TABLE x`, `DELETE FROM x`, `TRUNCATE x`, `UPDATE x SET …`, `ALTER TABLE x …` typed as
 /// a command line (any letter case).
+/// The last path component of a command word, not cutting inside `${…}` (`${x/X/m}` is one
+/// component, not `m}`).
+fn head_base(head: &str) -> &str {
+    let b = head.as_bytes();
+    let mut level = 0usize;
+    let mut last = None;
+    for i in 0..b.len() {
+        match b[i] {
+            b'{' if level > 0 || (i > 0 && b[i - 1] == b'$') => level += 1,
+            b'}' if level > 0 => level -= 1,
+            b'/' if level == 0 => last = Some(i),
+            _ => {}
+        }
+    }
+    last.map_or(head, |i| &head[i + 1..])
+}
+
 fn looks_like_sql(argv: &[String]) -> bool {
     let is = |i: usize, w: &str| argv.get(i).is_some_and(|a| a.eq_ignore_ascii_case(w));
     if argv.len() < 2 {
