@@ -1085,6 +1085,12 @@ impl<'a> Walker<'a> {
         for dest in crate::dest::write_destinations(&name, &argv) {
             self.write_target(dest);
         }
+        // `rm ~/.claude/settings.json`, `chmod -x …/airlock-hook`: switching the guard off
+        for path in crate::dest::changed_paths(&name, &argv) {
+            if let Some(f) = crate::paths::guard_change_finding(path, None) {
+                self.add(f, path);
+            }
+        }
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"
