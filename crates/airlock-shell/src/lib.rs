@@ -17,6 +17,7 @@ pub mod evasion;
 mod fallback;
 pub mod glob;
 pub mod inline;
+pub mod options;
 pub mod paths;
 mod prebuilt;
 pub mod readonly;

@@ -99,6 +99,14 @@ pub struct Walker<'a> {
     /// Files a downloader saved earlier in the line (`curl -o f.sh URL`, `wget URL`), with the
     /// download command, for commands that later run them.
     downloaded: Vec<(String, String)>,
+    /// Files written earlier in the line with content airlock cannot see (decoded, generated,
+    /// copied): running one later in the line is asked.
+    opaque: Vec<String>,
+    /// Programs copied, moved or linked to a new name earlier in the line
+    /// (`cp /bin/rm /tmp/x`): the new path and the program it is.
+    aliases: Vec<(String, String)>,
+    /// git remotes added earlier in the line (`git remote add x URL`).
+    new_remotes: Vec<String>,
     /// Output redirection targets of the command being walked.
     redirect_targets: Vec<String>,
     /// Files the command being walked reads through `< FILE`.
@@ -152,6 +160,9 @@ impl<'a> Walker<'a> {
             proc_programs: Vec::new(),
             written: Vec::new(),
             downloaded: Vec::new(),
+            opaque: Vec::new(),
+            aliases: Vec::new(),
+            new_remotes: Vec::new(),
             redirect_targets: Vec::new(),
             input_sources: Vec::new(),
             stdin_file: false,
@@ -592,6 +603,53 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Judges one use of an option the table in `rules/options/` knows.
+    fn option_use(&mut self, name: &str, u: crate::options::Use, depth: usize, text: &str) {
+        use crate::options::Use;
+        match u {
+            Use::Writes(path) => {
+                self.write_target(&path);
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(&path).to_string());
+                }
+            }
+            Use::Runs { command, hidden } => {
+                if hidden {
+                    self.engine(
+                        "option_runs_command",
+                        ReasonCode::DynamicCode,
+                        (Decision::Ask, Tier::Medium, Severity::Medium),
+                        format!("an option makes `{name}` run the shell command `{command}`; a person must look. Run the command directly if that is what you mean."),
+                        "Options that run commands are a common way to hide one command inside another.",
+                        text,
+                    );
+                }
+                self.walk_script(&command, depth + 1);
+            }
+            Use::RunsProgram(program) => {
+                self.engine(
+                    "option_runs_program",
+                    ReasonCode::DynamicCode,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("an option makes `{name}` execute the program `{program}` in place of its usual helper; a person must look."),
+                    "Check what the named program is before approving.",
+                    text,
+                );
+                self.run_argv(vec![program], depth + 1, None);
+            }
+            Use::Code(code) => {
+                self.engine(
+                    "option_code",
+                    ReasonCode::InlineCode,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("an option gives `{name}` code to evaluate (`{code}`), which can run commands and change files; a person must look."),
+                    "Read the code before approving; it runs with the user's rights.",
+                    text,
+                );
+            }
+        }
+    }
+
     /// Analyses the command substitutions in text bash expands again (arithmetic, subscripts).
     fn walk_nested(&mut self, text: &str, depth: usize) {
         let mut bodies = Vec::new();
@@ -724,8 +782,8 @@ impl<'a> Walker<'a> {
                 | "return"
                 | "exit"
         ) {
-            for a in argv[1..].to_vec() {
-                self.walk_subscript(&a, depth);
+            for a in &argv[1..] {
+                self.walk_subscript(a, depth);
             }
         }
         // `xargs CMD < FILE` reads its words from FILE, unknown like `-a FILE`
@@ -892,7 +950,8 @@ impl<'a> Walker<'a> {
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {
-                    self.env.insert(name, e.text);
+                    // an assignment is not split into words
+                    self.env.insert(name, e.text.replace(word::IFS_SPLIT, " "));
                 }
             }
             ast::AssignmentValue::Array(items) => {
@@ -1085,6 +1144,25 @@ impl<'a> Walker<'a> {
         for dest in crate::dest::write_destinations(&name, &argv) {
             self.write_target(dest);
         }
+        // options as data: files written, commands and programs run, code evaluated
+        for u in crate::options::uses(&name, &argv) {
+            self.option_use(&name, u, depth, &text);
+        }
+        if let Some(same) = crate::options::equivalent(&name, &argv) {
+            self.run_argv(same, depth + 1, None);
+        }
+        if let Some(program) = self.alias_of(&argv[0]) {
+            let mut same = argv.clone();
+            same[0] = program;
+            self.run_argv(same, depth + 1, feed);
+        }
+        if name == "git" {
+            self.git_remote_push(&argv, &text);
+        }
+        // `npm pkg set scripts.x=CMD`: a script added to the manifest runs on `npm run x`
+        for script in manifest_scripts(&name, &argv) {
+            self.walk_script(&script, depth + 1);
+        }
         // `rm ~/.claude/settings.json`, `chmod -x …/airlock-hook`: switching the guard off
         for path in crate::dest::changed_paths(&name, &argv) {
             if let Some(f) = crate::paths::guard_change_finding(path, None) {
@@ -1255,6 +1333,21 @@ impl<'a> Walker<'a> {
             && unwrap::is_db_client(&name)
         {
             self.walk_code(Lang::Sql, body, depth + 1);
+            // redis and mongo read their own commands: judged as if typed on the command line
+            // (`redis-cli <<< FLUSHALL` is `redis-cli FLUSHALL`)
+            for line in body
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(32)
+            {
+                let typed = match name.as_str() {
+                    "mongo" | "mongosh" => format!("{name} --eval {}", canon::quote(line)),
+                    "redis-cli" | "valkey-cli" | "keydb-cli" => format!("{name} {line}"),
+                    _ => break,
+                };
+                self.rule_hits(Target::Command, &typed);
+            }
         }
         if let Some(mut inner) = inner_stage {
             inner.decoder |= stage.decoder;
@@ -1283,6 +1376,51 @@ impl<'a> Walker<'a> {
         if let Some(content) = literal_output(argv, feed) {
             for t in &targets {
                 add(t, &content);
+            }
+        } else {
+            for t in &targets {
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(t).to_string());
+                }
+            }
+        }
+        // `cp /bin/rm /tmp/x`, `ln -s /bin/rm d`, `install -m755 /bin/rm x`: the new name runs
+        // the same program
+        if matches!(name.as_str(), "cp" | "mv" | "ln" | "install" | "rsync")
+            && let [.., src, dest] = argv
+                .iter()
+                .skip(1)
+                .filter(|a| !a.starts_with('-'))
+                .collect::<Vec<_>>()
+                .as_slice()
+        {
+            let dest = if dest.ends_with('/') {
+                format!("{dest}{}", unwrap::base(src))
+            } else {
+                dest.to_string()
+            };
+            // `$(which rm)`, `$(command -v rm)`: the path of the program named
+            let src = src
+                .strip_prefix("$(")
+                .and_then(|s| s.strip_suffix(')'))
+                .or_else(|| src.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
+                .and_then(|s| {
+                    s.strip_prefix("which ")
+                        .or_else(|| s.strip_prefix("command -v "))
+                        .or_else(|| s.strip_prefix("type -P "))
+                })
+                .map(str::trim)
+                .unwrap_or(src);
+            if self.aliases.len() < 16 {
+                self.aliases
+                    .push((written_key(&dest).to_string(), unwrap::program_name(src)));
+            }
+        }
+        if matches!(name.as_str(), "tee" | "dd" | "sponge" | "truncate") {
+            for t in crate::dest::write_destinations(&name, argv) {
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(t).to_string());
+                }
             }
         }
         if name == "tee"
@@ -1353,6 +1491,7 @@ impl<'a> Walker<'a> {
     /// Analyses a file written earlier in the line when this command runs it: as the script of
     /// a shell or `source`, the program of an interpreter, or the command itself (`./f.sh`).
     fn run_written(&mut self, name: &str, argv: &[String], depth: usize) {
+        self.run_opaque(name, argv);
         if self.written.is_empty() {
             return;
         }
@@ -1399,6 +1538,91 @@ impl<'a> Walker<'a> {
         } else {
             self.walk_code(lang, &content, depth + 1);
         }
+    }
+
+    /// A command that runs a file written earlier in the line with content airlock cannot see
+    /// (`base64 -d > f; sh f`, `cp x /tmp/y; /tmp/y`), or a program under a new name.
+    fn run_opaque(&mut self, name: &str, argv: &[String]) {
+        if self.opaque.is_empty() {
+            return;
+        }
+        let interpreter = matches!(name, "source" | ".")
+            || unwrap::lang_of(name).is_some_and(|l| !matches!(l, Lang::Awk | Lang::Sed));
+        let file = if interpreter {
+            argv[1..].iter().find(|a| !a.starts_with('-'))
+        } else {
+            argv.first()
+        };
+        let Some(file) = file else { return };
+        let key = written_key(file);
+        // known text is analysed (`run_written`), downloads are judged as downloads
+        if !self.opaque.iter().any(|k| k == key)
+            || self.written.iter().any(|(k, _)| k == key)
+            || self.downloaded.iter().any(|(k, _)| k == key)
+        {
+            return;
+        }
+        let line = canon::join(argv);
+        self.engine(
+            "written_run",
+            ReasonCode::DecodedPayload,
+            (Decision::Ask, Tier::High, Severity::High),
+            format!("`{}` runs a file written earlier in the same line whose content airlock cannot see (decoded, generated or copied); a person must look. Write the file, read it, then run it in a separate step.", cut(&line)),
+            "Writing a payload to a file and running it in one line hides what runs, like piping it into a shell.",
+            &line,
+        );
+    }
+
+    /// `git remote add x URL && git push x --all`, `git push URL --mirror`: every branch (or
+    /// the whole repository) sent to a remote this line names or adds.
+    fn git_remote_push(&mut self, argv: &[String], text: &str) {
+        let words: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        let Some(at) = words.iter().position(|w| matches!(*w, "remote" | "push")) else {
+            return;
+        };
+        let rest = &words[at + 1..];
+        let operands: Vec<&str> = rest
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        if words[at] == "remote" {
+            if let ["add", name, ..] = operands.as_slice()
+                && self.new_remotes.len() < 8
+            {
+                self.new_remotes.push(name.to_string());
+            }
+            return;
+        }
+        let everything = rest
+            .iter()
+            .any(|w| matches!(*w, "--all" | "--mirror" | "--tags"));
+        let Some(remote) = operands.first() else {
+            return;
+        };
+        let inline_url = remote.contains("://") || (remote.contains('@') && remote.contains(':'));
+        if everything && (inline_url || self.new_remotes.iter().any(|r| r == remote)) {
+            self.engine(
+                "push_all_new_remote",
+                ReasonCode::RuleMatch,
+                (Decision::Ask, Tier::High, Severity::High),
+                format!("every branch or the whole repository is pushed to `{remote}`, a remote this line adds or names by URL: this copies all of the code somewhere new; a person must confirm. Push the one branch you mean to a remote the user already set up."),
+                "Check who owns the destination before approving; pushing --all or --mirror to a new remote is how repositories are exfiltrated.",
+                text,
+            );
+        }
+    }
+
+    /// The program a command word names when it was copied, moved or linked to that name
+    /// earlier in the line (`cp /bin/rm /tmp/x; /tmp/x -rf ~` runs `rm`).
+    fn alias_of(&self, head: &str) -> Option<String> {
+        let key = written_key(head);
+        self.aliases
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, p)| p.clone())
+            .filter(|p| *p != unwrap::program_name(head))
     }
 
     /// Inline interpreter code: code rules, capabilities, and shell commands inside it.
@@ -1480,6 +1704,29 @@ impl<'a> Walker<'a> {
 
 /// `DROP TABLE x`, `DELETE FROM x`, `TRUNCATE x`, `UPDATE x SET …`, `ALTER TABLE x …` typed as
 /// a command line (any letter case).
+/// Shell commands a line adds to a package manifest's scripts (`npm pkg set scripts.x=CMD`,
+/// `npm set-script x CMD`): `npm run x`, `npm install` or `npm test` run them later.
+fn manifest_scripts(name: &str, argv: &[String]) -> Vec<String> {
+    if !matches!(name, "npm" | "pnpm" | "yarn" | "bun") {
+        return Vec::new();
+    }
+    let words: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    match words.as_slice() {
+        ["pkg", "set", rest @ ..] => rest
+            .iter()
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| k.starts_with("scripts.") || k.starts_with("scripts["))
+            .map(|(_, v)| v.to_string())
+            .collect(),
+        ["set-script", _, cmd, ..] => vec![cmd.to_string()],
+        _ => Vec::new(),
+    }
+}
+
 /// The last path component of a command word, not cutting inside `${…}` (`${x/X/m}` is one
 /// component, not `m}`).
 fn head_base(head: &str) -> &str {
@@ -1786,6 +2033,13 @@ fn runs_value(name: &str) -> bool {
             | "BROWSER"
             | "LESSOPEN"
             | "LESSCLOSE"
+            | "SUDO_EDITOR"
+            | "FCEDIT"
+            | "SYSTEMD_EDITOR"
+            | "SYSTEMD_PAGER"
+            | "KUBE_EDITOR"
+            | "BAT_PAGER"
+            | "DIFFPROG"
     )
 }
 

@@ -149,6 +149,16 @@ fn pieces_into(
                 ) {
                     nested_substitutions(src, &mut out.substitutions);
                 }
+                // `${x@P}` expands the value like a prompt, running its substitutions
+                if let ParameterExpr::Transform {
+                    parameter: Parameter::Named(n),
+                    op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                    ..
+                } = expr
+                    && let Some(v) = env.get(n)
+                {
+                    nested_substitutions(v, &mut out.substitutions);
+                }
                 match known {
                     // unquoted, a value is split into words (`c="rm -rf"; $c ~`)
                     Some(v) if !in_quotes && !env.contains_key("IFS") => out
@@ -741,6 +751,66 @@ mod tests {
             let slow = expand_parsed(&raw, &Env::new(), &ParserOptions::default());
             proptest::prop_assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
         }
+    }
+
+    proptest::proptest! {
+        /// Any text: the nested search neither panics nor loops, and stays bounded.
+        #[test]
+        fn nested_search_is_total(raw in "[$`(){}\\[\\]'\"a-z:=+#%/ -]{0,40}") {
+            let mut out = Vec::new();
+            nested_substitutions(&raw, &mut out);
+            proptest::prop_assert!(out.len() <= MAX_NESTED);
+            let _ = subscript_substitutions(&raw);
+            let _ = ex(&raw);
+        }
+    }
+
+    #[test]
+    fn operands_subscripts_and_arithmetic_hand_back_their_substitutions() {
+        for (raw, body) in [
+            ("${x:-$(rm a)}", "rm a"),
+            ("${x:+`rm a`}", "rm a"),
+            ("\"${x:-'$(rm a)'}\"", "rm a"),
+            ("${a[$(rm a)]}", "rm a"),
+            ("${x:$(rm a):1}", "rm a"),
+            ("${x/$(rm a)/b}", "rm a"),
+            ("${x:-${y:-$(rm a)}}", "rm a"),
+            ("$((1+$(rm a)))", "rm a"),
+            ("$(( a[`rm a`] ))", "rm a"),
+        ] {
+            let e = ex(raw);
+            assert!(
+                e.substitutions.iter().any(|s| s == body),
+                "{raw}: {:?}",
+                e.substitutions
+            );
+        }
+        assert_eq!(subscript_substitutions("a[$(rm a)]"), ["rm a"]);
+        assert!(subscript_substitutions("a[1]").is_empty());
+        assert!(subscript_substitutions("$(rm a)").is_empty());
+        assert!(ex("${x:-default}").substitutions.is_empty());
+    }
+
+    #[test]
+    fn operators_over_constants_are_evaluated() {
+        let mut env = Env::new();
+        env.insert("x".into(), "rX".into());
+        env.insert("u".into(), "RM".into());
+        env.insert("p".into(), "x".into());
+        env.insert("c".into(), "rm -rf".into());
+        let e = |raw: &str| expand(raw, &env, &ParserOptions::default()).text;
+        assert_eq!(e("${x/X/m}"), "rm");
+        assert_eq!(e("${x%X}"), "r");
+        assert_eq!(e("${x#r}"), "X");
+        assert_eq!(e("${u,,}"), "rm");
+        assert_eq!(e("${x:0:1}"), "r");
+        assert_eq!(e("${!p}"), "rX");
+        assert_eq!(e("${x:-y}"), "rX");
+        assert_eq!(e("$c"), format!("rm{IFS_SPLIT}-rf"));
+        assert_eq!(e("\"$c\""), "rm -rf");
+        // a wildcard pattern is only known to the running shell
+        assert_eq!(e("${x/*/m}"), "${x/*/m}");
+        assert_eq!(e("${y/X/m}"), "${y/X/m}");
     }
 
     #[test]

@@ -14,6 +14,13 @@ use proptest::prelude::*;
 
 const PAYLOAD: &str = "rm -rf ~";
 
+/// The template with its `$(P)` or `` `P` `` filled with `payload`.
+fn fill(template: &str, payload: &str) -> String {
+    template
+        .replace("(P)", &format!("({payload})"))
+        .replace("`P`", &format!("`{payload}`"))
+}
+
 /// One template per expansion kind; `P` stands for the command run inside `$(…)`.
 const KINDS: &[(&str, &str)] = &[
     ("default operand", "echo ${x:-$(P)}"),
@@ -56,12 +63,13 @@ const KINDS: &[(&str, &str)] = &[
         "variable compared arithmetically",
         "x='a[$(P)]'; [[ $x -eq 0 ]]",
     ),
+    ("prompt expansion of a constant", "x='$(P)'; echo ${x@P}"),
 ];
 
 #[test]
 fn every_expansion_kind_is_walked() {
     for (kind, template) in KINDS {
-        let cmd = template.replace('P', PAYLOAD);
+        let cmd = fill(template, PAYLOAD);
         let a = analyse(&cmd);
         assert_eq!(a.decision, Decision::Deny, "{kind}: {cmd}: {a:?}");
         assert!(
@@ -148,7 +156,7 @@ fn literal_command_words_that_look_like_patterns_are_left_alone() {
 /// Whether bash runs the command substituted into `template` (the payload only prints).
 fn bash_runs(template: &str) -> Option<bool> {
     let marker = "AIRLOCK_DIFF_MARK";
-    let script = template.replace('P', &format!("echo {marker} >&2"));
+    let script = fill(template, &format!("echo {marker} >&2"));
     let out = std::process::Command::new("bash")
         .arg("--norc")
         .arg("--noprofile")
@@ -213,7 +221,7 @@ proptest! {
         let body = ctx.replace('W', &word);
         let template = if set { format!("x=abc; {body}") } else { body };
         if let Some(true) = bash_runs(&template) {
-            let cmd = template.replace('P', PAYLOAD);
+            let cmd = fill(&template, PAYLOAD);
             let a = analyse(&cmd);
             prop_assert_eq!(a.decision, Decision::Deny, "{}: {:?}", cmd, a);
         }
