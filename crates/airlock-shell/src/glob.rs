@@ -101,6 +101,10 @@ fn is_program_like(k: &str) -> bool {
 /// The anchored regex a glob pattern (with bash's extglob forms) matches, or `None` when the
 /// pattern has no wildcard.
 pub fn pattern_regex(pat: &str) -> Option<String> {
+    // the common case, a plain word, without building anything
+    if !pat.contains(['*', '?', '[', '(']) {
+        return None;
+    }
     let chars: Vec<char> = pat.chars().collect();
     let mut out = String::from("^(?:");
     let mut wild = false;
