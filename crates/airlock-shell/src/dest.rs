@@ -89,6 +89,27 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
             }
             files
         }
+        // `tar -x … -C DIR` extracts into DIR (with `-c` it only reads from there)
+        "tar" | "gtar" | "bsdtar"
+            if args.iter().any(|a| {
+                a == "--extract"
+                    || a == "--get"
+                    || (!a.starts_with("--")
+                        && a.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic())
+                        && a.trim_start_matches('-')
+                            .starts_with(|c: char| c.is_ascii_alphabetic())
+                        && a.trim_start_matches('-')
+                            .chars()
+                            .all(|c| c.is_ascii_alphabetic())
+                        && a.contains('x'))
+            }) =>
+        {
+            args.windows(2)
+                .filter(|w| w[0] == "-C" || w[0] == "--directory")
+                .map(|w| w[1].as_str())
+                .chain(args.iter().filter_map(|a| a.strip_prefix("--directory=")))
+                .collect()
+        }
         // `unzip ARCHIVE -d DIR` extracts into DIR
         "unzip" => args
             .windows(2)
@@ -112,6 +133,22 @@ pub fn changed_paths<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
         "rm" | "unlink" | "shred" | "rmdir" | "srm" | "wipe" | "chmod" | "chown" | "chgrp"
         | "chattr" | "setfacl" | "touch" | "gio" | "trash" | "trash-put" => {
             operands(args, &["--reference"]).0
+        }
+        // `git rm|checkout|restore|mv|stash -- PATH`: the working-tree files named change
+        "git" => {
+            let Some(at) = args.iter().position(|a| {
+                matches!(
+                    a.as_str(),
+                    "rm" | "checkout" | "restore" | "mv" | "stash" | "clean" | "reset"
+                )
+            }) else {
+                return Vec::new();
+            };
+            args[at + 1..]
+                .iter()
+                .map(String::as_str)
+                .filter(|a| !a.starts_with('-'))
+                .collect()
         }
         // `find ROOT… -delete` / `-exec rm …`: the roots are what is removed or changed
         "find"

@@ -1053,6 +1053,10 @@ impl<'a> Walker<'a> {
         if let Some(f) = crate::paths::write_target_finding(path, None) {
             self.add(f, path);
         }
+        // extracting or copying into `~/.claude` can replace its settings: the whole directory
+        if let Some(f) = crate::paths::guard_change_finding(path, None) {
+            self.add(f, path);
+        }
         true
     }
 
@@ -1165,8 +1169,13 @@ impl<'a> Walker<'a> {
         }
         // `rm ~/.claude/settings.json`, `chmod -x …/airlock-hook`: switching the guard off
         for path in crate::dest::changed_paths(&name, &argv) {
-            if let Some(f) = crate::paths::guard_change_finding(path, None) {
-                self.add(f, path);
+            // `rm $(which airlock-hook)`: the program's path on PATH
+            let path = match which_target(path) {
+                Some(p) => format!("/usr/local/bin/{p}"),
+                None => path.to_string(),
+            };
+            if let Some(f) = crate::paths::guard_change_finding(&path, None) {
+                self.add(f, &path);
             }
         }
         if matches!(
@@ -1399,18 +1408,7 @@ impl<'a> Walker<'a> {
             } else {
                 dest.to_string()
             };
-            // `$(which rm)`, `$(command -v rm)`: the path of the program named
-            let src = src
-                .strip_prefix("$(")
-                .and_then(|s| s.strip_suffix(')'))
-                .or_else(|| src.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
-                .and_then(|s| {
-                    s.strip_prefix("which ")
-                        .or_else(|| s.strip_prefix("command -v "))
-                        .or_else(|| s.strip_prefix("type -P "))
-                })
-                .map(str::trim)
-                .unwrap_or(src);
+            let src = which_target(src).unwrap_or(src);
             if self.aliases.len() < 16 {
                 self.aliases
                     .push((written_key(&dest).to_string(), unwrap::program_name(src)));
@@ -1704,6 +1702,21 @@ impl<'a> Walker<'a> {
 
 /// `DROP TABLE x`, `DELETE FROM x`, `TRUNCATE x`, `UPDATE x SET …`, `ALTER TABLE x …` typed as
 /// a command line (any letter case).
+/// The program named by `$(which X)`, `$(command -v X)`, `$(type -P X)` (or backquoted): the
+/// path of X on PATH.
+fn which_target(word: &str) -> Option<&str> {
+    word.strip_prefix("$(")
+        .and_then(|s| s.strip_suffix(')'))
+        .or_else(|| word.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
+        .and_then(|s| {
+            s.strip_prefix("which ")
+                .or_else(|| s.strip_prefix("command -v "))
+                .or_else(|| s.strip_prefix("type -P "))
+        })
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.contains(char::is_whitespace))
+}
+
 /// Shell commands a line adds to a package manifest's scripts (`npm pkg set scripts.x=CMD`,
 /// `npm set-script x CMD`): `npm run x`, `npm install` or `npm test` run them later.
 fn manifest_scripts(name: &str, argv: &[String]) -> Vec<String> {

