@@ -955,14 +955,38 @@ impl<'a> Walker<'a> {
                 }
             }
             ast::AssignmentValue::Array(items) => {
+                // a constant list (`a=(rm -rf ~)`) is kept element by element, so
+                // `"${a[@]}"` and `${a[0]}` expand to what bash runs
+                let mut words = Some(Vec::new());
                 for (key, w) in items {
                     if let Some(k) = key {
                         self.walk_nested(&k.value, depth);
+                        words = None;
                     }
                     let e = self.expand_word(&w.value, depth);
                     self.walk_subscript(&e.text, depth);
+                    match &mut words {
+                        Some(list) if !e.dynamic && !a.append => list.extend(
+                            e.text
+                                .split(word::IFS_SPLIT)
+                                .filter(|w| !w.is_empty())
+                                .map(String::from),
+                        ),
+                        _ => words = None,
+                    }
                 }
-                self.env.remove(&name);
+                let all = format!("{name}[@]");
+                match words {
+                    Some(list) if !list.is_empty() && list.len() <= 64 => {
+                        self.env.insert(name.clone(), list[0].clone());
+                        self.env
+                            .insert(all, list.join(&word::IFS_SPLIT.to_string()));
+                    }
+                    _ => {
+                        self.env.remove(&name);
+                        self.env.remove(&all);
+                    }
+                }
             }
         }
     }

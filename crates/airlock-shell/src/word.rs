@@ -214,6 +214,21 @@ fn known_value(expr: &ParameterExpr, env: &Env) -> Option<String> {
     }
     let literal = |s: &str| !s.contains(['*', '?', '[', '\\', '\'', '"', '$', '`', '(', '{']);
     match expr {
+        // a constant list: every element (`"${a[@]}"` stays several words), or one by index
+        ParameterExpr::Parameter {
+            parameter: Parameter::NamedWithAllIndices { name, .. },
+            indirect: false,
+        } => env.get(&format!("{name}[@]")).cloned(),
+        ParameterExpr::Parameter {
+            parameter: Parameter::NamedWithIndex { name, index },
+            indirect: false,
+        } => {
+            let i: usize = index.trim().parse().ok()?;
+            env.get(&format!("{name}[@]"))?
+                .split(IFS_SPLIT)
+                .nth(i)
+                .map(String::from)
+        }
         ParameterExpr::Parameter {
             parameter,
             indirect,

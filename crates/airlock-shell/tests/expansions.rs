@@ -122,6 +122,10 @@ fn command_words_that_are_not_literals_are_resolved_or_asked() {
         "v=rm; p=v; ${!p} -rf ~",
         "c=\"rm -rf\"; $c ~",
         "c='rm -rf ~'; $c",
+        "a=(rm -rf ~); \"${a[@]}\"",
+        "a=(rm -rf ~); ${a[*]}",
+        "a=(rm -rf ~); ${a[0]} ${a[1]} ${a[2]}",
+        "a=(/bin/rm -rf); \"${a[@]}\" ~",
         "rm$IFS$9-rf$IFS$9~",
         "rm${IFS}$1-rf${IFS}~",
         "\u{1d42b}\u{1d426} -rf ~",
@@ -147,6 +151,8 @@ fn literal_command_words_that_look_like_patterns_are_left_alone() {
         "\"$DIR/run.sh\" --check",
         "${HOME}/bin/tool --version",
         "msg=\"hello world\"; echo $msg",
+        "a=(ls -la); \"${a[@]}\"",
+        "files=(a.txt \"b c.txt\"); cat \"${files[@]}\"",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Allow, "{cmd}: {a:?}");
