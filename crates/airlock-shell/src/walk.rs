@@ -1187,6 +1187,18 @@ impl<'a> Walker<'a> {
         if name == "git" {
             self.git_remote_push(&argv, &text);
         }
+        // `set -- WORDS`: the positional parameters `"$@"`, `$1` expand to
+        if name == "set"
+            && let Some(at) = argv.iter().position(|a| a == "--")
+        {
+            let words = &argv[at + 1..];
+            if words.is_empty() || words.iter().any(|w| w.contains(['$', '`'])) {
+                self.env.remove("@[@]");
+            } else {
+                self.env
+                    .insert("@[@]".to_string(), words.join(&word::IFS_SPLIT.to_string()));
+            }
+        }
         // `npm pkg set scripts.x=CMD`: a script added to the manifest runs on `npm run x`
         for script in manifest_scripts(&name, &argv) {
             self.walk_script(&script, depth + 1);

@@ -229,6 +229,22 @@ fn known_value(expr: &ParameterExpr, env: &Env) -> Option<String> {
                 .nth(i)
                 .map(String::from)
         }
+        // positional parameters set earlier in the line (`set -- rm -rf ~; "$@"`)
+        ParameterExpr::Parameter {
+            parameter:
+                Parameter::Special(brush_parser::word::SpecialParameter::AllPositionalParameters {
+                    ..
+                }),
+            indirect: false,
+        } => env.get("@[@]").cloned(),
+        ParameterExpr::Parameter {
+            parameter: Parameter::Positional(n @ 1..),
+            indirect: false,
+        } => env
+            .get("@[@]")?
+            .split(IFS_SPLIT)
+            .nth(*n as usize - 1)
+            .map(String::from),
         ParameterExpr::Parameter {
             parameter,
             indirect,

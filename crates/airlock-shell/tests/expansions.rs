@@ -126,6 +126,8 @@ fn command_words_that_are_not_literals_are_resolved_or_asked() {
         "a=(rm -rf ~); ${a[*]}",
         "a=(rm -rf ~); ${a[0]} ${a[1]} ${a[2]}",
         "a=(/bin/rm -rf); \"${a[@]}\" ~",
+        "set -- rm -rf ~; \"$@\"",
+        "set -- rm -rf ~; $1 $2 $3",
         "rm$IFS$9-rf$IFS$9~",
         "rm${IFS}$1-rf${IFS}~",
         "\u{1d42b}\u{1d426} -rf ~",
