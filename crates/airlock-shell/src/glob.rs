@@ -167,37 +167,76 @@ pub fn pattern_regex(pat: &str) -> Option<String> {
 }
 
 /// A bracket expression at the start of `chars` as a regex class, and how many characters it
-/// used; `None` when it does not close (bash then matches `[` literally).
+/// used; `None` when it does not close (bash then matches `[` literally). A reversed range
+/// (`[z-a]`) matches nothing, as in bash.
 fn bracket(chars: &[char]) -> Option<(String, usize)> {
+    let esc = |c: char| {
+        if c.is_ascii_alphanumeric() || !c.is_ascii() {
+            c.to_string()
+        } else {
+            format!("\\{c}")
+        }
+    };
     let mut i = 1;
-    let mut class = String::from("[");
+    let mut negate = false;
     if matches!(chars.get(i), Some('!' | '^')) {
-        class.push('^');
+        negate = true;
         i += 1;
     }
+    let mut items = String::new();
     // a `]` first in the set is a member
     if chars.get(i) == Some(&']') {
-        class.push_str("\\]");
+        items.push_str("\\]");
         i += 1;
     }
     while i < chars.len() {
         let c = chars[i];
         if c == ']' {
-            class.push(']');
+            let class = match (negate, items.is_empty()) {
+                // nothing can match: a class no character is in
+                (false, true) => "[^\\x00-\\x{10FFFF}]".to_string(),
+                (true, true) => "(?s:.)".to_string(),
+                (false, false) => format!("[{items}]"),
+                (true, false) => format!("[^{items}]"),
+            };
             return Some((class, i + 1));
         }
         if c == '[' && chars.get(i + 1) == Some(&':') {
             // a POSIX class `[:alpha:]`
-            let rest: String = chars[i..].iter().collect();
-            let end = rest.find(":]")?;
-            class.push_str(&rest[..end + 2]);
-            i += rest[..end + 2].chars().count();
+            let rest: String = chars[i + 2..].iter().collect();
+            if let Some((name, _)) = rest.split_once(":]")
+                && matches!(
+                    name,
+                    "alpha"
+                        | "digit"
+                        | "alnum"
+                        | "upper"
+                        | "lower"
+                        | "space"
+                        | "punct"
+                        | "xdigit"
+                        | "word"
+                        | "blank"
+                        | "cntrl"
+                        | "graph"
+                        | "print"
+                )
+            {
+                items.push_str(&format!("[:{name}:]"));
+                i += name.chars().count() + 4;
+                continue;
+            }
+        }
+        if let (Some('-'), Some(&hi)) = (chars.get(i + 1), chars.get(i + 2))
+            && hi != ']'
+        {
+            if c <= hi {
+                items.push_str(&format!("{}-{}", esc(c), esc(hi)));
+            }
+            i += 3;
             continue;
         }
-        if matches!(c, '\\' | '[' | '&' | '~' | '^') {
-            class.push('\\');
-        }
-        class.push(c);
+        items.push_str(&esc(c));
         i += 1;
     }
     None

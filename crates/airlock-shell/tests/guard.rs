@@ -54,6 +54,8 @@ fn changing_the_guard_through_any_program_denies() {
         "rm -f $(which airlock-hook)",
         "chmod -x $(command -v airlock)",
         "chmod -x `which airlock-hook`",
+        "node -e \"require('fs').writeFileSync('.claude/settings.json','{}')\"",
+        "python3 -c \"open('.claude/settings.local.json', 'w').write('{}')\"",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
