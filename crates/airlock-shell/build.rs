@@ -58,6 +58,7 @@ fn main() {
     }
     let keywords = keyword_indexes(&index);
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    emit_options(&out);
     let mut spans = String::from("&[");
     for (a, b) in &pool.spans {
         let _ = write!(spans, "Span({a}, {b}), ");
@@ -496,4 +497,86 @@ fn keyword_indexes(index: &[(String, usize, Vec<String>)]) -> String {
     }
     out.push(']');
     out
+}
+
+/// Compiles `rules/options/programs.toml` (options that write, run or take code, per program)
+/// into a static table for `src/options.rs`, so a hook never parses it.
+fn emit_options(out: &std::path::Path) {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../rules/options/programs.toml");
+    println!("cargo:rerun-if-changed={}", file.display());
+    let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("rules/options: {e}"));
+    let doc: toml::Table = text
+        .parse()
+        .unwrap_or_else(|e| panic!("rules/options/programs.toml: invalid TOML: {e}"));
+    let programs = match doc.get("program") {
+        Some(toml::Value::Array(a)) => a.clone(),
+        _ => panic!("rules/options/programs.toml: no [[program]] entries"),
+    };
+    const KEYS: &[&str] = &[
+        "names",
+        "write",
+        "write_operands",
+        "run",
+        "run_piped",
+        "program",
+        "code",
+        "run_prefix",
+        "match",
+        "not_match",
+    ];
+    let strings = |t: &toml::Table, k: &str| -> Vec<String> {
+        match t.get(k) {
+            None => Vec::new(),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => panic!("rules/options: `{k}` holds {other}, not a string"),
+                })
+                .collect(),
+            Some(other) => panic!("rules/options: `{k}` is {other}, not a list"),
+        }
+    };
+    let mut body = String::from("&[\n");
+    for p in &programs {
+        let toml::Value::Table(t) = p else {
+            panic!("rules/options: [[program]] entries must be tables");
+        };
+        for k in t.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                panic!("rules/options: unknown key `{k}`");
+            }
+        }
+        let names = strings(t, "names");
+        if names.is_empty() || strings(t, "match").is_empty() || strings(t, "not_match").is_empty()
+        {
+            panic!("rules/options: {names:?} needs names, match and not_match examples");
+        }
+        let operands: Vec<i64> = match t.get("write_operands") {
+            None => Vec::new(),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| {
+                    v.as_integer().filter(|n| *n >= 1).unwrap_or_else(|| {
+                        panic!("rules/options: write_operands must be positive integers")
+                    })
+                })
+                .collect(),
+            Some(_) => panic!("rules/options: write_operands must be a list"),
+        };
+        let _ = writeln!(
+            body,
+            "    ProgramOptions {{ names: &{names:?}, write: &{:?}, write_operands: &{operands:?}, run: &{:?}, run_piped: &{:?}, program: &{:?}, code: &{:?}, run_prefix: &{:?} }},",
+            strings(t, "write"),
+            strings(t, "run"),
+            strings(t, "run_piped"),
+            strings(t, "program"),
+            strings(t, "code"),
+            strings(t, "run_prefix"),
+        );
+    }
+    body.push(']');
+    if let Err(e) = fs::write(out.join("options.rs"), body) {
+        panic!("cannot write options.rs: {e}");
+    }
 }

@@ -81,7 +81,7 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
                     .iter()
                     .flat_map(|p| {
                         let write = Action::FileWrite {
-                            path: resolve(p, call.cwd.as_deref()),
+                            path: resolve(p, call.cwd.as_deref(), home),
                             content: None,
                             edit: name != "write" && name != "write_file",
                         };
@@ -142,7 +142,11 @@ pub fn action_of(call: &ToolCall) -> Option<Action> {
         }),
         Kind::Write => match write_paths(&name, &call.args).as_slice() {
             [one] => Some(Action::FileWrite {
-                path: resolve(one, call.cwd.as_deref()),
+                path: resolve(
+                    one,
+                    call.cwd.as_deref(),
+                    std::env::var("HOME").ok().as_deref(),
+                ),
                 content: None,
                 edit: name != "write" && name != "write_file",
             }),
@@ -368,7 +372,41 @@ fn collect_after(body: &str, markers: &[&str]) -> Vec<String> {
 }
 
 /// A relative path is relative to the agent's working directory, when it sent one.
-fn resolve(path: &str, cwd: Option<&str>) -> String {
+/// The path a write tool names, made absolute: home-relative spellings (`~/x`, `$HOME/x`,
+/// `${HOME}/x`, `~user/x`) are expanded the way a shell would, since the sensitive-path table
+/// must see the file that is really written; other relative paths are joined to `cwd`.
+fn resolve(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
+    if let Some(h) = home.filter(|h| h.starts_with('/')) {
+        let h = h.trim_end_matches('/');
+        for p in ["~", "$HOME", "${HOME}"] {
+            if let Some(rest) = path.strip_prefix(p)
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                return format!("{h}{rest}");
+            }
+        }
+    }
+    // `~user/x`: another account's home, by the usual layout (the table treats `/home/<user>`
+    // and `/root` as homes)
+    if let Some(rest) = path.strip_prefix('~') {
+        let (user, tail) = rest.split_once('/').map_or((rest, ""), |(u, t)| (u, t));
+        if !user.is_empty()
+            && user
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        {
+            let dir = if user == "root" {
+                "/root".to_string()
+            } else {
+                format!("/home/{user}")
+            };
+            return if tail.is_empty() {
+                dir
+            } else {
+                format!("{dir}/{tail}")
+            };
+        }
+    }
     match cwd {
         Some(cwd) if cwd.starts_with('/') && !path.starts_with(['/', '~', '$']) => {
             format!("{}/{}", cwd.trim_end_matches('/'), path)
@@ -451,6 +489,42 @@ mod tests {
         assert_eq!(v.assessment.reasons[0].rule_id, "paths.git_hooks");
         let v = decide("save_memory", json!({"fact": "x"}));
         assert_eq!(v.assessment.decision, Decision::Ask);
+    }
+
+    #[test]
+    fn home_relative_write_paths_are_expanded() {
+        assert_eq!(
+            resolve("$HOME/.bashrc", Some("/work/proj"), Some("/home/dev")),
+            "/home/dev/.bashrc"
+        );
+        assert_eq!(
+            resolve("${HOME}/.ssh/authorized_keys", None, Some("/home/dev/")),
+            "/home/dev/.ssh/authorized_keys"
+        );
+        assert_eq!(resolve("~", None, Some("/home/dev")), "/home/dev");
+        assert_eq!(resolve("~bob/.bashrc", None, None), "/home/bob/.bashrc");
+        assert_eq!(resolve("~root/.ssh/x", None, None), "/root/.ssh/x");
+        assert_eq!(
+            resolve("$HOMEX/a", Some("/w"), Some("/home/dev")),
+            "$HOMEX/a"
+        );
+        assert_eq!(resolve("src/a.rs", Some("/w"), None), "/w/src/a.rs");
+        for (path, rule) in [
+            ("$HOME/.bashrc", "paths.shell_startup"),
+            ("${HOME}/.ssh/authorized_keys", "paths.ssh_authorized_keys"),
+            ("~bob/.bashrc", "paths.shell_startup"),
+            ("$HOME/.claude/settings.json", "paths.agent_config"),
+            ("$HOME/.local/bin/git", "paths.path_shadowing"),
+            ("CLAUDE.md", "paths.agent_instructions"),
+            (".github/workflows/release.yml", "paths.project_automation"),
+        ] {
+            let v = decide("Write", json!({"file_path": path, "content": ""}));
+            assert!(v.assessment.decision >= Decision::Ask, "{path}: {v:?}");
+            assert!(
+                v.assessment.reasons.iter().any(|r| r.rule_id == rule),
+                "{path}: {v:?}"
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,29 @@
 pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
     let args = argv.get(1..).unwrap_or_default();
     match name {
-        "tee" => operands(args, &[]).0,
+        "tee" | "sponge" => operands(args, &[]).0,
+        // `awk -i inplace PROGRAM FILE…` (gawk) rewrites its files
+        "awk" | "gawk"
+            if args.windows(2).any(|w| w[0] == "-i" && w[1] == "inplace")
+                || args.iter().any(|a| a == "-iinplace") =>
+        {
+            operands(
+                args,
+                &["-i", "-f", "-v", "-F", "--include", "--file", "--assign"],
+            )
+            .0
+            .into_iter()
+            .skip(1)
+            .collect()
+        }
+        // line editors and editors write the files they open
+        "ed" | "ex" | "vi" | "vim" | "nvim" | "nano" => {
+            operands(
+                args,
+                &["-c", "-s", "-u", "-i", "-S", "-T", "-p", "-o", "-O"],
+            )
+            .0
+        }
         // `mv` also empties the places it moves from: `mv ~/.ssh /tmp` is a write to `~/.ssh`
         "mv" => {
             let (ops, target) = operands(args, VALUE_OPTS_COPY);
@@ -67,6 +89,27 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
             }
             files
         }
+        // `tar -x … -C DIR` extracts into DIR (with `-c` it only reads from there)
+        "tar" | "gtar" | "bsdtar"
+            if args.iter().any(|a| {
+                a == "--extract"
+                    || a == "--get"
+                    || (!a.starts_with("--")
+                        && a.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic())
+                        && a.trim_start_matches('-')
+                            .starts_with(|c: char| c.is_ascii_alphabetic())
+                        && a.trim_start_matches('-')
+                            .chars()
+                            .all(|c| c.is_ascii_alphabetic())
+                        && a.contains('x'))
+            }) =>
+        {
+            args.windows(2)
+                .filter(|w| w[0] == "-C" || w[0] == "--directory")
+                .map(|w| w[1].as_str())
+                .chain(args.iter().filter_map(|a| a.strip_prefix("--directory=")))
+                .collect()
+        }
         // `unzip ARCHIVE -d DIR` extracts into DIR
         "unzip" => args
             .windows(2)
@@ -77,6 +120,67 @@ pub fn write_destinations<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
                     .filter_map(|a| a.strip_prefix("-d").filter(|d| !d.is_empty())),
             )
             .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The files `argv` removes, empties or changes the mode, owner or attributes of without
+/// writing their content (`rm`, `shred`, `chmod`, `chattr`…). Every operand is listed, modes
+/// and owners too: they are never guard files.
+pub fn changed_paths<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
+    let args = argv.get(1..).unwrap_or_default();
+    match name {
+        "rm" | "unlink" | "shred" | "rmdir" | "srm" | "wipe" | "chmod" | "chown" | "chgrp"
+        | "chattr" | "setfacl" | "touch" | "gio" | "trash" | "trash-put" => {
+            operands(args, &["--reference"]).0
+        }
+        // `git rm|checkout|restore|mv|stash -- PATH`: the working-tree files named change
+        "git" => {
+            let Some(at) = args.iter().position(|a| {
+                matches!(
+                    a.as_str(),
+                    "rm" | "checkout" | "restore" | "mv" | "stash" | "clean" | "reset"
+                )
+            }) else {
+                return Vec::new();
+            };
+            args[at + 1..]
+                .iter()
+                .map(String::as_str)
+                .filter(|a| !a.starts_with('-'))
+                .collect()
+        }
+        // `find ROOT… -delete` / `-exec rm …`: the roots are what is removed or changed
+        "find"
+            if args.iter().any(|a| a == "-delete")
+                || args.windows(2).any(|w| {
+                    matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                        && matches!(
+                            w[1].rsplit('/').next().unwrap_or(""),
+                            "rm" | "unlink"
+                                | "shred"
+                                | "chmod"
+                                | "chown"
+                                | "chattr"
+                                | "truncate"
+                                | "mv"
+                                | "cp"
+                                | "sed"
+                                | "perl"
+                                | "tee"
+                                | "sponge"
+                                | "ln"
+                        )
+                }) =>
+        {
+            args.iter()
+                .map(String::as_str)
+                .skip_while(|a| {
+                    matches!(*a, "-H" | "-L" | "-P") || a.starts_with("-O") || a.starts_with("-D")
+                })
+                .take_while(|a| !a.starts_with('-') && !matches!(*a, "(" | "!" | ","))
+                .collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -318,6 +318,31 @@ pub fn fold_confusables(word: &str) -> Option<String> {
             c if ('\u{ff01}'..='\u{ff5e}').contains(&c) => {
                 char::from_u32(c as u32 - 0xfee0).unwrap_or(c)
             }
+            // mathematical alphanumerics (`𝐫𝐦`, `𝚛𝚖`, `𝟏`): 13 alphabets of 52 letters, then
+            // five sets of ten digits; bash runs none of them, but a reader sees the letters
+            c if ('\u{1d400}'..='\u{1d6a3}').contains(&c) => {
+                let off = (c as u32 - 0x1d400) % 52;
+                let base = if off < 26 {
+                    b'A' as u32
+                } else {
+                    b'a' as u32 - 26
+                };
+                char::from_u32(base + off).unwrap_or(c)
+            }
+            c if ('\u{1d7ce}'..='\u{1d7ff}').contains(&c) => {
+                char::from_u32(b'0' as u32 + (c as u32 - 0x1d7ce) % 10).unwrap_or(c)
+            }
+            // the letters those alphabets leave to the letter-like block, and circled letters
+            'ℎ' => 'h',
+            'ℊ' => 'g',
+            'ℯ' => 'e',
+            'ℴ' => 'o',
+            c if ('\u{24d0}'..='\u{24e9}').contains(&c) => {
+                char::from_u32(b'a' as u32 + (c as u32 - 0x24d0)).unwrap_or(c)
+            }
+            c if ('\u{24b6}'..='\u{24cf}').contains(&c) => {
+                char::from_u32(b'A' as u32 + (c as u32 - 0x24b6)).unwrap_or(c)
+            }
             c => c,
         };
         out.push(m);

@@ -462,7 +462,16 @@ pub fn written_paths(code: &str) -> Vec<String> {
     quoted(code)
         .into_iter()
         .map(|t| t.trim_start_matches(['>', '+', '<', ' ']).to_string())
-        .filter(|t| t.starts_with('/') || t.starts_with("~/"))
+        // absolute and home paths, and relative ones that name a directory or a dot-file
+        // (`.claude/settings.json`, `.env`): the sensitive-path table judges them all
+        .filter(|t| {
+            t.starts_with('/')
+                || t.starts_with("~/")
+                || ((t.contains('/') || t.starts_with('.'))
+                    && !t.contains("://")
+                    && t.len() > 1
+                    && t.bytes().all(|b| b.is_ascii_graphic()))
+        })
         .filter(|t| !t.contains(char::is_whitespace))
         .take(8)
         .collect()

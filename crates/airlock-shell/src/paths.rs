@@ -35,6 +35,29 @@ pub fn write_target_finding(path: &str, home: Option<&str>) -> Option<Finding> {
     )
 }
 
+/// The finding for removing, emptying or changing the mode, owner or attributes of `path`
+/// (`rm`, `unlink`, `shred`, `chmod -x`, `chattr`), or `None`: only the files that switch the
+/// guard off count here (agent hook settings, airlock's configuration, data and programs), since
+/// other paths are judged by the command rules.
+pub fn guard_change_finding(path: &str, home: Option<&str>) -> Option<Finding> {
+    let target = Target::new(path, home)?;
+    // the agent's whole settings directory (`rm -rf ~/.codex`, `rm -r .claude`) holds its hooks
+    let whole_dir = AGENT_DIRS.contains(&target.basename());
+    match classify(&target) {
+        Some((Class::AgentConfig | Class::GuardBinary, ..)) => {}
+        _ if whole_dir => {}
+        _ => return None,
+    }
+    let mut f = write_target_finding(path, home)?;
+    if whole_dir {
+        f.rule_id = Class::AgentConfig.rule_id().to_string();
+        f.message = Class::AgentConfig.message(&display(path));
+    }
+    // removing the guard is never a reviewable choice, even where writing a build of it asks
+    f.decision = Decision::Deny;
+    Some(f)
+}
+
 /// A normalised path: lowercase components, and where the home-relative part starts.
 struct Target {
     absolute: bool,
@@ -67,6 +90,25 @@ impl Target {
             normalise(rest, vec![format!("~{}", user.to_ascii_lowercase())])
         } else {
             normalise(path, Vec::new())
+        };
+        // `/work/proj/$HOME/.bashrc`, `/work/proj/~bob/.ssh/x`: a caller joined a home-relative
+        // path to a working directory without expanding it; the home part is what counts
+        let (comps, absolute) = match comps
+            .iter()
+            .rposition(|c| matches!(c.as_str(), "$home" | "${home}") || c.starts_with('~'))
+        {
+            Some(i) if i > 0 => {
+                let mut base = match comps[i].as_str() {
+                    "$home" | "${home}" | "~" => {
+                        home_comps.clone().unwrap_or_else(|| vec!["~".to_string()])
+                    }
+                    user => vec![user.to_string()],
+                };
+                base.extend(comps[i + 1..].iter().cloned());
+                let absolute = absolute || base.first().is_some_and(|c| !c.starts_with('~'));
+                (base, absolute)
+            }
+            _ => (comps, absolute),
         };
         // Decided after normalisation, so `~/../../etc` is not taken for a home file.
         let home_start = if !absolute {
@@ -234,6 +276,13 @@ enum Class {
     SystemDirs,
     KernelInterface,
     AgentFiles,
+    GuardBinary,
+    PathShadowing,
+    PythonStartup,
+    EditorStartup,
+    ToolConfig,
+    ProjectAutomation,
+    AgentInstructions,
 }
 
 type Verdict = (Class, Decision, Tier, Severity);
@@ -260,6 +309,9 @@ fn classify(t: &Target) -> Option<Verdict> {
     if is_agent_config(t) {
         return Some((Class::AgentConfig, Deny, Tier::High, Severity::High));
     }
+    if let Some(decision) = guard_binary(t) {
+        return Some((Class::GuardBinary, decision, Tier::High, Severity::High));
+    }
     if is_credentials(t) {
         return Some((Class::Credentials, Ask, Tier::High, Severity::High));
     }
@@ -278,8 +330,11 @@ fn classify(t: &Target) -> Option<Verdict> {
     if t.has_seq(&[".git", "hooks"]) {
         return Some((Class::GitHooks, Ask, Tier::High, Severity::High));
     }
-    if t.has_seq(&[".git", "config"]) {
+    if t.has_seq(&[".git", "config"]) || is_user_git_config(t) {
         return Some((Class::GitConfig, Ask, Tier::High, Severity::Medium));
+    }
+    if let Some(class) = persistence(t) {
+        return Some((class, Ask, Tier::High, Severity::Medium));
     }
     if t.under(&["etc"]) {
         return Some((Class::SystemConfig, Ask, Tier::High, Severity::Medium));
@@ -380,6 +435,117 @@ fn is_agent_config(t: &Target) -> bool {
             && t.comps
                 .get(1)
                 .is_some_and(|c| MANAGED.contains(&c.as_str())))
+}
+
+/// airlock's own programs: breaking or replacing them switches the guard off. Inside a cargo
+/// `target` directory (a build of airlock itself) this asks instead of denying.
+fn guard_binary(t: &Target) -> Option<Decision> {
+    if !t.absolute && !t.first().starts_with('~') {
+        return None;
+    }
+    let base = t.basename();
+    let stem = base.strip_suffix(".exe").unwrap_or(base);
+    if !matches!(stem, "airlock" | "airlock-hook") {
+        return None;
+    }
+    Some(if t.has_comp("target") {
+        Decision::Ask
+    } else {
+        Decision::Deny
+    })
+}
+
+/// The user's git configuration (the repository's is `.git/config`): aliases, pagers, editors,
+/// `core.sshCommand` and `core.fsmonitor` make later git commands run programs.
+fn is_user_git_config(t: &Target) -> bool {
+    match t.in_home() {
+        Some([one]) => one == ".gitconfig",
+        Some([a, b, c]) => {
+            a == ".config" && b == "git" && matches!(c.as_str(), "config" | "attributes")
+        }
+        _ => false,
+    }
+}
+
+/// Files that run code later without looking like start-up files: programs earlier on `PATH`,
+/// Python start-up hooks, login environment, editor and tool start-up files, and in a project
+/// the files that run on commit, on opening, in CI, or that instruct the next agent session.
+fn persistence(t: &Target) -> Option<Class> {
+    let base = t.basename();
+    // `.pth` lines starting with `import` run at every Python start; sitecustomize too
+    if matches!(base, "sitecustomize.py" | "usercustomize.py")
+        || (base.ends_with(".pth") && base.len() > 4)
+    {
+        return Some(Class::PythonStartup);
+    }
+    if let Some(home) = t
+        .in_home()
+        .filter(|_| t.absolute || t.first().starts_with('~'))
+    {
+        let h: Vec<&str> = home.iter().map(String::as_str).collect();
+        match h.as_slice() {
+            [".local", "bin", _, ..] | ["bin", _, ..] => return Some(Class::PathShadowing),
+            [".pam_environment"] | [".config", "environment.d", ..] => {
+                return Some(Class::ShellStartup);
+            }
+            [
+                ".vimrc" | ".gvimrc" | ".exrc" | ".nanorc" | ".emacs" | ".gdbinit" | ".tmux.conf"
+                | ".inputrc" | ".lesskey" | ".wgetrc" | ".curlrc",
+            ]
+            | [".vim" | ".emacs.d", ..]
+            | [".config", "nvim" | "emacs" | "tmux" | "helix", ..] => {
+                return Some(Class::EditorStartup);
+            }
+            [".pip", "pip.conf"]
+            | [".config", "pip", "pip.conf"]
+            | [".pydistutils.cfg"]
+            | [".condarc"]
+            | [".yarnrc" | ".yarnrc.yml" | ".bunfig.toml"] => return Some(Class::ToolConfig),
+            _ => {}
+        }
+    }
+    // `.cargo/config.toml` sets runners and rustc wrappers, in a project as in home
+    if t.has_seq(&[".cargo", "config.toml"]) || t.has_seq(&[".cargo", "config"]) {
+        return Some(Class::ToolConfig);
+    }
+    if matches!(base, "pip.conf" | "pip.ini") {
+        return Some(Class::ToolConfig);
+    }
+    if t.has_comp(".husky")
+        || t.has_seq(&[".vscode", "tasks.json"])
+        || t.has_seq(&[".vscode", "launch.json"])
+        || t.has_seq(&[".github", "workflows"])
+        || t.has_seq(&[".github", "actions"])
+        || t.has_comp(".devcontainer")
+        || t.has_comp(".circleci")
+        || matches!(
+            base,
+            ".gitlab-ci.yml"
+                | ".devcontainer.json"
+                | "jenkinsfile"
+                | "azure-pipelines.yml"
+                | "bitbucket-pipelines.yml"
+                | ".pre-commit-config.yaml"
+                | "lefthook.yml"
+        )
+    {
+        return Some(Class::ProjectAutomation);
+    }
+    if matches!(
+        base,
+        "claude.md"
+            | "claude.local.md"
+            | "agents.md"
+            | "gemini.md"
+            | ".cursorrules"
+            | ".windsurfrules"
+            | ".clinerules"
+            | "copilot-instructions.md"
+    ) && !AGENT_DIRS.iter().any(|d| t.has_comp(d))
+    {
+        return Some(Class::AgentInstructions);
+    }
+    None
 }
 
 fn is_credentials(t: &Target) -> bool {
@@ -495,6 +661,13 @@ impl Class {
             Class::SystemDirs => "paths.system_dirs",
             Class::KernelInterface => "paths.kernel_interface",
             Class::AgentFiles => "paths.agent_files",
+            Class::GuardBinary => "paths.guard_binary",
+            Class::PathShadowing => "paths.path_shadowing",
+            Class::PythonStartup => "paths.python_startup",
+            Class::EditorStartup => "paths.editor_startup",
+            Class::ToolConfig => "paths.tool_config",
+            Class::ProjectAutomation => "paths.project_automation",
+            Class::AgentInstructions => "paths.agent_instructions",
         }
     }
 
@@ -568,6 +741,36 @@ impl Class {
                 "`{p}` belongs to a coding agent's configuration (commands, memory, editor \
                  settings that shape later sessions); a person must confirm changes to it."
             ),
+            Class::GuardBinary => format!(
+                "`{p}` is one of airlock's own programs, which supervise this agent; an agent must \
+                 not replace, remove or break them. Tell the user what you need instead."
+            ),
+            Class::PathShadowing => format!(
+                "`{p}` is in a directory early on the user's PATH: a program put there runs in \
+                 place of the real one in every later shell, so a person must confirm. Run the \
+                 program from the workspace instead."
+            ),
+            Class::PythonStartup => format!(
+                "`{p}` runs every time Python starts (a `.pth` or customize file), so a change \
+                 outlives this task; a person must confirm it."
+            ),
+            Class::EditorStartup => format!(
+                "`{p}` is a start-up file of an editor or terminal tool, which can run commands \
+                 whenever the tool starts; a person must confirm it."
+            ),
+            Class::ToolConfig => format!(
+                "`{p}` configures a build or package tool (indexes, runners, wrappers), which can \
+                 make later builds fetch or run other code; a person must confirm it."
+            ),
+            Class::ProjectAutomation => format!(
+                "`{p}` runs automatically (git hooks via husky, editor tasks, CI workflows, dev \
+                 containers), so a change runs code later, elsewhere or with other secrets; a \
+                 person must confirm it."
+            ),
+            Class::AgentInstructions => format!(
+                "`{p}` is read as instructions by the next coding-agent session; a change there \
+                 steers later sessions, so a person must confirm it."
+            ),
         }
     }
 
@@ -597,9 +800,18 @@ impl Class {
             Class::SystemConfig | Class::SystemDirs | Class::KernelInterface => {
                 "Apply system changes through configuration management or by hand."
             }
-            Class::AgentFiles => {
+            Class::AgentFiles | Class::AgentInstructions => {
                 "Check that the change neither grants permissions nor plants \
                                   instructions for later sessions."
+            }
+            Class::GuardBinary => "Reinstall or upgrade airlock yourself if that is the intent.",
+            Class::PathShadowing
+            | Class::PythonStartup
+            | Class::EditorStartup
+            | Class::ToolConfig
+            | Class::ProjectAutomation => {
+                "Read what will run, when and as whom: these files are a common place to hide \
+                 persistence."
             }
         }
     }
@@ -638,6 +850,74 @@ mod tests {
                 "paths.agent_config",
             ),
             ("~/.claude/hooks/guard.sh", "paths.agent_config"),
+            // a home-relative path joined to a working directory unexpanded
+            ("/work/proj/$HOME/.bashrc", "paths.shell_startup"),
+            (
+                "/work/proj/${HOME}/.ssh/authorized_keys",
+                "paths.ssh_authorized_keys",
+            ),
+            ("/work/proj/~/.claude/settings.json", "paths.agent_config"),
+            ("/work/proj/~bob/.bashrc", "paths.shell_startup"),
+            ("~bob/.ssh/authorized_keys", "paths.ssh_authorized_keys"),
+            ("~root/.bashrc", "paths.shell_startup"),
+            // airlock's own programs
+            ("/usr/local/bin/airlock", "paths.guard_binary"),
+            ("~/.cargo/bin/airlock-hook", "paths.guard_binary"),
+            ("/home/dev/.local/bin/airlock-hook", "paths.guard_binary"),
+            ("/work/airlock/target/release/airlock", "paths.guard_binary"),
+            // persistence
+            ("~/.gitconfig", "paths.git_config"),
+            ("/home/dev/.config/git/config", "paths.git_config"),
+            ("~/.local/bin/git", "paths.path_shadowing"),
+            ("/home/dev/bin/ls", "paths.path_shadowing"),
+            (
+                "/usr/lib/python3/dist-packages/sitecustomize.py",
+                "paths.python_startup",
+            ),
+            (
+                "~/.local/lib/python3.12/site-packages/evil.pth",
+                "paths.python_startup",
+            ),
+            (
+                "/work/proj/.venv/lib/python3.12/site-packages/x.pth",
+                "paths.python_startup",
+            ),
+            ("usercustomize.py", "paths.python_startup"),
+            (
+                "~/.config/environment.d/10-path.conf",
+                "paths.shell_startup",
+            ),
+            ("~/.pam_environment", "paths.shell_startup"),
+            ("~/.vimrc", "paths.editor_startup"),
+            ("~/.config/nvim/init.lua", "paths.editor_startup"),
+            ("~/.emacs.d/init.el", "paths.editor_startup"),
+            ("~/.emacs", "paths.editor_startup"),
+            ("~/.tmux.conf", "paths.editor_startup"),
+            ("~/.cargo/config.toml", "paths.tool_config"),
+            ("/work/proj/.cargo/config.toml", "paths.tool_config"),
+            ("~/.cargo/config", "paths.tool_config"),
+            ("~/.pip/pip.conf", "paths.tool_config"),
+            ("~/.config/pip/pip.conf", "paths.tool_config"),
+            ("/work/proj/pip.conf", "paths.tool_config"),
+            ("/work/proj/.husky/pre-commit", "paths.project_automation"),
+            ("/work/proj/.vscode/tasks.json", "paths.project_automation"),
+            (
+                "/work/proj/.github/workflows/ci.yml",
+                "paths.project_automation",
+            ),
+            ("/work/proj/.gitlab-ci.yml", "paths.project_automation"),
+            (
+                "/work/proj/.devcontainer/devcontainer.json",
+                "paths.project_automation",
+            ),
+            ("/work/proj/CLAUDE.md", "paths.agent_instructions"),
+            ("AGENTS.md", "paths.agent_instructions"),
+            ("/work/proj/sub/GEMINI.md", "paths.agent_instructions"),
+            (
+                "/work/proj/.github/copilot-instructions.md",
+                "paths.agent_instructions",
+            ),
+            ("/work/proj/.cursorrules", "paths.agent_instructions"),
             ("~/.claude.json", "paths.agent_config"),
             ("~/.codex/config.toml", "paths.agent_config"),
             ("${HOME}/.codex/hooks.json", "paths.agent_config"),
@@ -717,13 +997,19 @@ mod tests {
             ".env.example",
             "/work/app/.env.sample",
             "config/.env.template",
-            "/work/proj/.github/workflows/ci.yml",
             "/work/proj/.gitignore",
             "/work/proj/git/config",
             "/work/proj/notes/etc/passwd",
             "/work/proj/usr/bin/tool",
-            "CLAUDE.md",
-            "AGENTS.md",
+            "/work/proj/.github/ISSUE_TEMPLATE/bug.md",
+            "/work/proj/docs/claude.md.txt",
+            "/work/proj/bin/tool",
+            "/work/proj/src/site.py",
+            "/work/proj/.vscode/extensions.json",
+            "/home/dev/.local/share/notes.txt",
+            "/home/dev/.cache/pip/x",
+            "/work/proj/target/debug/airlock-core.d",
+            "/work/proj/airlock/README.md",
             "/work/proj/keys.md",
             "$HERMES_HOME/logs/run.log",
             "$HERMES_HOMEX/config.yaml",

@@ -792,26 +792,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                     .collect::<Vec<_>>()
             })
             .collect(),
-        // options whose value is a program: `tar --to-command=CMD`,
-        // `--checkpoint-action=exec=CMD`, `--use-compress-program=CMD`/`-I CMD`,
-        // `rsync -e CMD`/`--rsh=CMD`, `ssh|scp|sftp -o ProxyCommand=CMD`
-        "tar" | "gtar" | "bsdtar" => option_programs(
-            argv,
-            &[
-                "--to-command",
-                "--use-compress-program",
-                "--info-script",
-                "--new-volume-script",
-                "-I",
-                "-F",
-            ],
-            &["--checkpoint-action=exec="],
-        ),
-        "rsync" => option_programs(argv, &["-e", "--rsh", "--rsync-path"], &[]),
-        // `man -P CMD` / `--pager=CMD`, `zip -TT CMD` / `--unzip-command CMD`, and make's
-        // `SHELL=CMD` (every recipe line runs through it)
-        "man" => option_programs(argv, &["-P", "--pager"], &[]),
-        "zip" => option_programs(argv, &["-TT", "--unzip-command"], &[]),
+        // options whose value is a program (`tar --to-command=CMD`, `rsync -e CMD`, `man -P CMD`,
+        // `zip -TT CMD`) are in the options table, `rules/options/programs.toml`; make's
+        // `SHELL=CMD` (every recipe line runs through it) and ssh's `-o ProxyCommand=CMD` stay
+        // here
         "make" | "gmake" | "bmake" | "remake" => option_programs(argv, &[], &["SHELL="]),
         "scp" | "sftp" => ssh_option_programs(argv),
         // project and environment runners: `poetry run CMD`, `uv run CMD`, `bundle exec CMD`,
@@ -1934,13 +1918,19 @@ mod tests {
             vec![Inner::Argv(v("rm -rf /h"))]
         );
         assert_eq!(unwrap(&v("docker ps")), vec![]);
+        // options that run a program moved to the options table (`rules/options/`)
+        let runs = |c: &str| crate::options::Use::Runs {
+            command: c.into(),
+            hidden: false,
+        };
+        assert_eq!(unwrap(&v("man -P cat ls")), vec![]);
         assert_eq!(
-            unwrap(&v("man -P cat ls")),
-            vec![Inner::Script("cat".into())]
+            crate::options::uses("man", &v("man -P cat ls")),
+            vec![runs("cat")]
         );
         assert_eq!(
-            unwrap(&v("zip -T -TT unzip-check x.zip a")),
-            vec![Inner::Script("unzip-check".into())]
+            crate::options::uses("zip", &v("zip -T -TT unzip-check x.zip a")),
+            vec![runs("unzip-check")]
         );
         assert_eq!(
             unwrap(&v("make SHELL=/bin/zsh test")),

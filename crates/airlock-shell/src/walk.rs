@@ -21,6 +21,9 @@ use crate::rules::{Rule, RuleSet, Target};
 use crate::unwrap::{self, Inner, Lang};
 use crate::word::{self, Env, Expanded};
 
+mod sequence;
+use sequence::{manifest_scripts, which_target};
+
 /// How deep wrappers, substitutions and nested scripts are followed.
 pub const MAX_DEPTH: usize = 12;
 /// Deepest bracket nesting handed to the parser.
@@ -99,6 +102,14 @@ pub struct Walker<'a> {
     /// Files a downloader saved earlier in the line (`curl -o f.sh URL`, `wget URL`), with the
     /// download command, for commands that later run them.
     downloaded: Vec<(String, String)>,
+    /// Files written earlier in the line with content airlock cannot see (decoded, generated,
+    /// copied): running one later in the line is asked.
+    opaque: Vec<String>,
+    /// Programs copied, moved or linked to a new name earlier in the line
+    /// (`cp /bin/rm /tmp/x`): the new path and the program it is.
+    aliases: Vec<(String, String)>,
+    /// git remotes added earlier in the line (`git remote add x URL`).
+    new_remotes: Vec<String>,
     /// Output redirection targets of the command being walked.
     redirect_targets: Vec<String>,
     /// Files the command being walked reads through `< FILE`.
@@ -152,6 +163,9 @@ impl<'a> Walker<'a> {
             proc_programs: Vec::new(),
             written: Vec::new(),
             downloaded: Vec::new(),
+            opaque: Vec::new(),
+            aliases: Vec::new(),
+            new_remotes: Vec::new(),
             redirect_targets: Vec::new(),
             input_sources: Vec::new(),
             stdin_file: false,
@@ -520,12 +534,16 @@ impl<'a> Walker<'a> {
                 self.walk_test_expr(b, depth);
             }
             E::Not(a) | E::Parenthesized(a) => self.walk_test_expr(a, depth),
+            // `-v 'a[$(cmd)]'` and arithmetic comparisons evaluate subscripts
             E::UnaryTest(_, w) => {
-                self.expand_word(&w.value, depth);
+                let e = self.expand_word(&w.value, depth);
+                self.walk_subscript(&e.text, depth);
             }
             E::BinaryTest(_, a, b) => {
-                self.expand_word(&a.value, depth);
-                self.expand_word(&b.value, depth);
+                for w in [a, b] {
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
+                }
             }
         }
     }
@@ -541,11 +559,23 @@ impl<'a> Walker<'a> {
                 self.env.remove(&f.variable_name);
                 self.walk_list(&f.body.list, depth)
             }
-            CompoundCommand::ArithmeticForClause(f) => self.walk_list(&f.body.list, depth),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.walk_nested(&e.value, depth);
+                }
+                self.walk_list(&f.body.list, depth)
+            }
             CompoundCommand::CaseClause(c) => {
                 self.expand_word(&c.value.value, depth);
                 let mut st = Stage::default();
                 for item in &c.cases {
+                    // patterns are expanded when the case is tried: `$(cmd))` runs
+                    for p in &item.patterns {
+                        self.expand_word(&p.value, depth);
+                    }
                     if let Some(cmd) = &item.cmd {
                         st.merge(self.walk_list(cmd, depth));
                     }
@@ -569,7 +599,74 @@ impl<'a> Walker<'a> {
                 st
             }
             CompoundCommand::Coprocess(c) => self.walk_command(&c.body, depth),
-            CompoundCommand::Arithmetic(_) => Stage::default(),
+            CompoundCommand::Arithmetic(a) => {
+                self.walk_nested(&a.expr.value, depth);
+                Stage::default()
+            }
+        }
+    }
+
+    /// Judges one use of an option the table in `rules/options/` knows.
+    fn option_use(&mut self, name: &str, u: crate::options::Use, depth: usize, text: &str) {
+        use crate::options::Use;
+        match u {
+            Use::Writes(path) => {
+                self.write_target(&path);
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(&path).to_string());
+                }
+            }
+            Use::Runs { command, hidden } => {
+                if hidden {
+                    self.engine(
+                        "option_runs_command",
+                        ReasonCode::DynamicCode,
+                        (Decision::Ask, Tier::Medium, Severity::Medium),
+                        format!("an option makes `{name}` run the shell command `{command}`; a person must look. Run the command directly if that is what you mean."),
+                        "Options that run commands are a common way to hide one command inside another.",
+                        text,
+                    );
+                }
+                self.walk_script(&command, depth + 1);
+            }
+            Use::RunsProgram(program) => {
+                self.engine(
+                    "option_runs_program",
+                    ReasonCode::DynamicCode,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("an option makes `{name}` execute the program `{program}` in place of its usual helper; a person must look."),
+                    "Check what the named program is before approving.",
+                    text,
+                );
+                self.run_argv(vec![program], depth + 1, None);
+            }
+            Use::Code(code) => {
+                self.engine(
+                    "option_code",
+                    ReasonCode::InlineCode,
+                    (Decision::Ask, Tier::Medium, Severity::Medium),
+                    format!("an option gives `{name}` code to evaluate (`{code}`), which can run commands and change files; a person must look."),
+                    "Read the code before approving; it runs with the user's rights.",
+                    text,
+                );
+            }
+        }
+    }
+
+    /// Analyses the command substitutions in text bash expands again (arithmetic, subscripts).
+    fn walk_nested(&mut self, text: &str, depth: usize) {
+        let mut bodies = Vec::new();
+        word::nested_substitutions(text, &mut bodies);
+        for body in &bodies {
+            self.walk_script(body, depth + 1);
+        }
+    }
+
+    /// Analyses the command substitutions in a string bash may evaluate as an array subscript
+    /// later (`printf -v 'a[$(cmd)]' x`, `x='a[$(cmd)]'; echo $((x))`).
+    fn walk_subscript(&mut self, text: &str, depth: usize) {
+        for body in word::subscript_substitutions(text) {
+            self.walk_script(&body, depth + 1);
         }
     }
 
@@ -665,6 +762,32 @@ impl<'a> Walker<'a> {
         }
         if argv.is_empty() {
             return Stage::default();
+        }
+        // builtins that take variable names evaluate a subscript in them when they run
+        // (`printf -v 'a[$(cmd)]' x`, `unset`, `declare`, `read`, `test -v`)
+        if matches!(
+            argv[0].as_str(),
+            "printf"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "readonly"
+                | "export"
+                | "unset"
+                | "read"
+                | "test"
+                | "["
+                | "mapfile"
+                | "readarray"
+                | "let"
+                | "getopts"
+                | "shift"
+                | "return"
+                | "exit"
+        ) {
+            for a in &argv[1..] {
+                self.walk_subscript(a, depth);
+            }
         }
         // `xargs CMD < FILE` reads its words from FILE, unknown like `-a FILE`
         let stdin_file = !self.input_sources.is_empty();
@@ -805,7 +928,12 @@ impl<'a> Walker<'a> {
     fn assign(&mut self, a: &ast::Assignment, depth: usize) {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
-            ast::AssignmentName::ArrayElementName(n, _) => {
+            ast::AssignmentName::ArrayElementName(n, index) => {
+                self.walk_nested(index, depth);
+                if let ast::AssignmentValue::Scalar(w) = &a.value {
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
+                }
                 self.env.remove(n);
                 return;
             }
@@ -813,6 +941,7 @@ impl<'a> Walker<'a> {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let e = self.expand_word(&w.value, depth);
+                self.walk_subscript(&e.text, depth);
                 // what is assigned can matter by itself (a literal secret, a look-alike URL)
                 let text = format!("{name}={}", canon::quote(&e.text));
                 self.rule_hits(Target::Command, &text);
@@ -824,14 +953,43 @@ impl<'a> Walker<'a> {
                 if e.dynamic || a.append {
                     self.env.remove(&name);
                 } else {
-                    self.env.insert(name, e.text);
+                    // an assignment is not split into words
+                    self.env.insert(name, e.text.replace(word::IFS_SPLIT, " "));
                 }
             }
             ast::AssignmentValue::Array(items) => {
-                for (_, w) in items {
-                    self.expand_word(&w.value, depth);
+                // a constant list (`a=(rm -rf ~)`) is kept element by element, so
+                // `"${a[@]}"` and `${a[0]}` expand to what bash runs
+                let mut words = Some(Vec::new());
+                for (key, w) in items {
+                    if let Some(k) = key {
+                        self.walk_nested(&k.value, depth);
+                        words = None;
+                    }
+                    let e = self.expand_word(&w.value, depth);
+                    self.walk_subscript(&e.text, depth);
+                    match &mut words {
+                        Some(list) if !e.dynamic && !a.append => list.extend(
+                            e.text
+                                .split(word::IFS_SPLIT)
+                                .filter(|w| !w.is_empty())
+                                .map(String::from),
+                        ),
+                        _ => words = None,
+                    }
                 }
-                self.env.remove(&name);
+                let all = format!("{name}[@]");
+                match words {
+                    Some(list) if !list.is_empty() && list.len() <= 64 => {
+                        self.env.insert(name.clone(), list[0].clone());
+                        self.env
+                            .insert(all, list.join(&word::IFS_SPLIT.to_string()));
+                    }
+                    _ => {
+                        self.env.remove(&name);
+                        self.env.remove(&all);
+                    }
+                }
             }
         }
     }
@@ -894,13 +1052,10 @@ impl<'a> Walker<'a> {
                 if doc.requires_expansion
                     && let Ok(pieces) = brush_parser::word::parse_heredoc(&body, &self.opts)
                 {
-                    for p in pieces {
-                        if let brush_parser::word::WordPiece::CommandSubstitution(s)
-                        | brush_parser::word::WordPiece::BackquotedCommandSubstitution(s) =
-                            p.piece
-                        {
-                            self.walk_script(&s, depth + 1);
-                        }
+                    let mut bodies = Vec::new();
+                    word::substitutions_in_pieces(&body, &pieces, &mut bodies);
+                    for s in &bodies {
+                        self.walk_script(s, depth + 1);
                     }
                 }
                 *feed = Some(body);
@@ -925,6 +1080,10 @@ impl<'a> Walker<'a> {
         if let Some(f) = crate::paths::write_target_finding(path, None) {
             self.add(f, path);
         }
+        // extracting or copying into `~/.claude` can replace its settings: the whole directory
+        if let Some(f) = crate::paths::guard_change_finding(path, None) {
+            self.add(f, path);
+        }
         true
     }
 
@@ -947,7 +1106,7 @@ impl<'a> Walker<'a> {
         // `"$DIR/run.sh"` names its program (a script in some directory); `$CMD` and
         // `$(cat f)` do not
         let head = &argv[0];
-        let dynamic = head.contains("$(") || head.contains('`') || unwrap::base(head).contains('$');
+        let dynamic = head.contains("$(") || head.contains('`') || head_base(head).contains('$');
         if dynamic && !(argv.len() == 1 && is_shell_setup_output(head)) {
             let line = canon::join(&argv);
             self.engine(
@@ -958,6 +1117,24 @@ impl<'a> Walker<'a> {
                 "Find out what the variable or substitution expands to before approving.",
                 &line,
             );
+        }
+        // `/bin/r? -rf ~`, `[r]m`, `@(rm|ls)`: the shell globs the command word; each known
+        // program it could name is judged, and the line is asked whatever it resolves to
+        if !dynamic && let Some(names) = crate::glob::command_candidates(head, self.rules) {
+            let line = canon::join(&argv);
+            self.engine(
+                "glob_command",
+                ReasonCode::DynamicCode,
+                (Decision::Ask, Tier::Medium, Severity::Medium),
+                format!("the program name `{head}` is a glob pattern the shell resolves against the files present (it could be {}); a person must look. Write the program name literally.", if names.is_empty() { "any program".to_string() } else { names.join(", ") }),
+                "Find out which file the pattern names before approving.",
+                &line,
+            );
+            for n in names {
+                let mut a = argv.clone();
+                a[0] = n;
+                self.run_argv(a, depth + 1, feed);
+            }
         }
         // `az group delete --help` prints help: its words describe no action (wrapped and
         // inner commands are still walked on their own)
@@ -997,6 +1174,48 @@ impl<'a> Walker<'a> {
         // files written without a redirect (`tee F`, `cp x F`, `dd of=F`) are judged like `> F`
         for dest in crate::dest::write_destinations(&name, &argv) {
             self.write_target(dest);
+        }
+        // options as data: files written, commands and programs run, code evaluated
+        for u in crate::options::uses(&name, &argv) {
+            self.option_use(&name, u, depth, &text);
+        }
+        if let Some(same) = crate::options::equivalent(&name, &argv) {
+            self.run_argv(same, depth + 1, None);
+        }
+        if let Some(program) = self.alias_of(&argv[0]) {
+            let mut same = argv.clone();
+            same[0] = program;
+            self.run_argv(same, depth + 1, feed);
+        }
+        if name == "git" {
+            self.git_remote_push(&argv, &text);
+        }
+        // `set -- WORDS`: the positional parameters `"$@"`, `$1` expand to
+        if name == "set"
+            && let Some(at) = argv.iter().position(|a| a == "--")
+        {
+            let words = &argv[at + 1..];
+            if words.is_empty() || words.iter().any(|w| w.contains(['$', '`'])) {
+                self.env.remove("@[@]");
+            } else {
+                self.env
+                    .insert("@[@]".to_string(), words.join(&word::IFS_SPLIT.to_string()));
+            }
+        }
+        // `npm pkg set scripts.x=CMD`: a script added to the manifest runs on `npm run x`
+        for script in manifest_scripts(&name, &argv) {
+            self.walk_script(&script, depth + 1);
+        }
+        // `rm ~/.claude/settings.json`, `chmod -x …/airlock-hook`: switching the guard off
+        for path in crate::dest::changed_paths(&name, &argv) {
+            // `rm $(which airlock-hook)`: the program's path on PATH
+            let path = match which_target(path) {
+                Some(p) => format!("/usr/local/bin/{p}"),
+                None => path.to_string(),
+            };
+            if let Some(f) = crate::paths::guard_change_finding(&path, None) {
+                self.add(f, &path);
+            }
         }
         if matches!(
             name.as_str(),
@@ -1162,6 +1381,21 @@ impl<'a> Walker<'a> {
             && unwrap::is_db_client(&name)
         {
             self.walk_code(Lang::Sql, body, depth + 1);
+            // redis and mongo read their own commands: judged as if typed on the command line
+            // (`redis-cli <<< FLUSHALL` is `redis-cli FLUSHALL`)
+            for line in body
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(32)
+            {
+                let typed = match name.as_str() {
+                    "mongo" | "mongosh" => format!("{name} --eval {}", canon::quote(line)),
+                    "redis-cli" | "valkey-cli" | "keydb-cli" => format!("{name} {line}"),
+                    _ => break,
+                };
+                self.rule_hits(Target::Command, &typed);
+            }
         }
         if let Some(mut inner) = inner_stage {
             inner.decoder |= stage.decoder;
@@ -1190,6 +1424,40 @@ impl<'a> Walker<'a> {
         if let Some(content) = literal_output(argv, feed) {
             for t in &targets {
                 add(t, &content);
+            }
+        } else {
+            for t in &targets {
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(t).to_string());
+                }
+            }
+        }
+        // `cp /bin/rm /tmp/x`, `ln -s /bin/rm d`, `install -m755 /bin/rm x`: the new name runs
+        // the same program
+        if matches!(name.as_str(), "cp" | "mv" | "ln" | "install" | "rsync")
+            && let [.., src, dest] = argv
+                .iter()
+                .skip(1)
+                .filter(|a| !a.starts_with('-'))
+                .collect::<Vec<_>>()
+                .as_slice()
+        {
+            let dest = if dest.ends_with('/') {
+                format!("{dest}{}", unwrap::base(src))
+            } else {
+                dest.to_string()
+            };
+            let src = which_target(src).unwrap_or(src);
+            if self.aliases.len() < 16 {
+                self.aliases
+                    .push((written_key(&dest).to_string(), unwrap::program_name(src)));
+            }
+        }
+        if matches!(name.as_str(), "tee" | "dd" | "sponge" | "truncate") {
+            for t in crate::dest::write_destinations(&name, argv) {
+                if self.opaque.len() < 16 {
+                    self.opaque.push(written_key(t).to_string());
+                }
             }
         }
         if name == "tee"
@@ -1260,6 +1528,7 @@ impl<'a> Walker<'a> {
     /// Analyses a file written earlier in the line when this command runs it: as the script of
     /// a shell or `source`, the program of an interpreter, or the command itself (`./f.sh`).
     fn run_written(&mut self, name: &str, argv: &[String], depth: usize) {
+        self.run_opaque(name, argv);
         if self.written.is_empty() {
             return;
         }
@@ -1387,6 +1656,23 @@ impl<'a> Walker<'a> {
 
 /// `DROP TABLE x`, `DELETE FROM x`, `TRUNCATE x`, `UPDATE x SET …`, `ALTER TABLE x …` typed as
 /// a command line (any letter case).
+/// The last path component of a command word, not cutting inside `${…}` (`${x/X/m}` is one
+/// component, not `m}`).
+fn head_base(head: &str) -> &str {
+    let b = head.as_bytes();
+    let mut level = 0usize;
+    let mut last = None;
+    for i in 0..b.len() {
+        match b[i] {
+            b'{' if level > 0 || (i > 0 && b[i - 1] == b'$') => level += 1,
+            b'}' if level > 0 => level -= 1,
+            b'/' if level == 0 => last = Some(i),
+            _ => {}
+        }
+    }
+    last.map_or(head, |i| &head[i + 1..])
+}
+
 fn looks_like_sql(argv: &[String]) -> bool {
     let is = |i: usize, w: &str| argv.get(i).is_some_and(|a| a.eq_ignore_ascii_case(w));
     if argv.len() < 2 {
@@ -1676,6 +1962,13 @@ fn runs_value(name: &str) -> bool {
             | "BROWSER"
             | "LESSOPEN"
             | "LESSCLOSE"
+            | "SUDO_EDITOR"
+            | "FCEDIT"
+            | "SYSTEMD_EDITOR"
+            | "SYSTEMD_PAGER"
+            | "KUBE_EDITOR"
+            | "BAT_PAGER"
+            | "DIFFPROG"
     )
 }
 

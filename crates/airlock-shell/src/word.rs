@@ -4,7 +4,9 @@
 //! of command substitutions are handed back so the walker can analyse them as scripts.
 
 use brush_parser::ParserOptions;
-use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    Parameter, ParameterExpr, ParameterTestType, SubstringMatchKind, WordPiece, WordPieceWithSource,
+};
 use std::collections::HashMap;
 
 /// Variables whose value is known statically (from `a=rm` earlier in the same line).
@@ -117,16 +119,52 @@ fn pieces_into(
                 }
             }
             WordPiece::ParameterExpansion(expr) => {
-                let known = match expr {
-                    ParameterExpr::Parameter {
-                        parameter: Parameter::Named(n),
-                        indirect: false,
-                    } => env.get(n),
-                    _ => None,
-                };
+                let known = known_value(expr, env);
                 let is_ifs = src.starts_with("$IFS") || src.starts_with("${IFS");
+                // `$IFS$9`: a positional parameter is empty on a command line, and serves
+                // only to end the name `IFS`
+                if !in_quotes
+                    && out.text.ends_with(IFS_SPLIT)
+                    && matches!(
+                        expr,
+                        ParameterExpr::Parameter {
+                            parameter: Parameter::Positional(1..)
+                                | Parameter::Special(
+                                    brush_parser::word::SpecialParameter::AllPositionalParameters { .. }
+                                ),
+                            indirect: false,
+                        }
+                    )
+                {
+                    continue;
+                }
+                // `${x:-$(cmd)}`, `${a[$(cmd)]}`, `${x:$(cmd)}`: operands and subscripts
+                // are expanded again when the line runs
+                if !matches!(
+                    expr,
+                    ParameterExpr::Parameter {
+                        parameter: Parameter::Named(_),
+                        ..
+                    }
+                ) {
+                    nested_substitutions(src, &mut out.substitutions);
+                }
+                // `${x@P}` expands the value like a prompt, running its substitutions
+                if let ParameterExpr::Transform {
+                    parameter: Parameter::Named(n),
+                    op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                    ..
+                } = expr
+                    && let Some(v) = env.get(n)
+                {
+                    nested_substitutions(v, &mut out.substitutions);
+                }
                 match known {
-                    Some(v) => out.text.push_str(v),
+                    // unquoted, a value is split into words (`c="rm -rf"; $c ~`)
+                    Some(v) if !in_quotes && !env.contains_key("IFS") => out
+                        .text
+                        .push_str(&v.replace([' ', '\t', '\n'], &IFS_SPLIT.to_string())),
+                    Some(v) => out.text.push_str(&v),
                     None if is_ifs && !in_quotes => out.text.push(IFS_SPLIT),
                     None => {
                         out.dynamic = true;
@@ -154,11 +192,280 @@ fn pieces_into(
                 }
             }
             WordPiece::ArithmeticExpression(_) => {
+                nested_substitutions(src, &mut out.substitutions);
                 out.dynamic = true;
                 out.text.push_str(src);
             }
         }
     }
+}
+
+/// The value of a parameter expansion over constants: a plain or indirect (`${!v}`) name, and
+/// the operators whose result follows from the value with literal operands (`${x/X/m}`,
+/// `${x#p}`, `${x%s}`, `${x:-d}`, `${x:1:2}`, `${x^^}`, `${x,,}`). `None` when it depends on
+/// anything only the running shell knows, or on a pattern with wildcards.
+fn known_value(expr: &ParameterExpr, env: &Env) -> Option<String> {
+    fn value<'e>(p: &Parameter, indirect: bool, env: &'e Env) -> Option<&'e String> {
+        let Parameter::Named(n) = p else {
+            return None;
+        };
+        let v = env.get(n)?;
+        if indirect { env.get(v) } else { Some(v) }
+    }
+    let literal = |s: &str| !s.contains(['*', '?', '[', '\\', '\'', '"', '$', '`', '(', '{']);
+    match expr {
+        // a constant list: every element (`"${a[@]}"` stays several words), or one by index
+        ParameterExpr::Parameter {
+            parameter: Parameter::NamedWithAllIndices { name, .. },
+            indirect: false,
+        } => env.get(&format!("{name}[@]")).cloned(),
+        ParameterExpr::Parameter {
+            parameter: Parameter::NamedWithIndex { name, index },
+            indirect: false,
+        } => {
+            let i: usize = index.trim().parse().ok()?;
+            env.get(&format!("{name}[@]"))?
+                .split(IFS_SPLIT)
+                .nth(i)
+                .map(String::from)
+        }
+        // positional parameters set earlier in the line (`set -- rm -rf ~; "$@"`)
+        ParameterExpr::Parameter {
+            parameter:
+                Parameter::Special(brush_parser::word::SpecialParameter::AllPositionalParameters {
+                    ..
+                }),
+            indirect: false,
+        } => env.get("@[@]").cloned(),
+        ParameterExpr::Parameter {
+            parameter: Parameter::Positional(n @ 1..),
+            indirect: false,
+        } => env
+            .get("@[@]")?
+            .split(IFS_SPLIT)
+            .nth(*n as usize - 1)
+            .map(String::from),
+        ParameterExpr::Parameter {
+            parameter,
+            indirect,
+        } => value(parameter, *indirect, env).cloned(),
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value,
+        } => {
+            let v = value(parameter, *indirect, env)?;
+            if !v.is_empty() || matches!(test_type, ParameterTestType::Unset) {
+                return Some(v.clone());
+            }
+            let d = default_value.as_deref().unwrap_or("");
+            literal(d).then(|| d.to_string())
+        }
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            match_kind,
+        } => {
+            let v = value(parameter, *indirect, env)?;
+            let r = replacement.as_deref().unwrap_or("");
+            if pattern.is_empty() || !literal(pattern) || !literal(r) {
+                return None;
+            }
+            Some(match match_kind {
+                SubstringMatchKind::Anywhere => v.replace(pattern.as_str(), r),
+                SubstringMatchKind::FirstOccurrence => v.replacen(pattern.as_str(), r, 1),
+                SubstringMatchKind::Prefix => match v.strip_prefix(pattern.as_str()) {
+                    Some(rest) => format!("{r}{rest}"),
+                    None => v.clone(),
+                },
+                SubstringMatchKind::Suffix => match v.strip_suffix(pattern.as_str()) {
+                    Some(rest) => format!("{rest}{r}"),
+                    None => v.clone(),
+                },
+            })
+        }
+        ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        } => {
+            let v = value(parameter, *indirect, env)?;
+            let p = pattern.as_deref().unwrap_or("");
+            literal(p).then(|| v.strip_prefix(p).unwrap_or(v).to_string())
+        }
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        } => {
+            let v = value(parameter, *indirect, env)?;
+            let p = pattern.as_deref().unwrap_or("");
+            literal(p).then(|| v.strip_suffix(p).unwrap_or(v).to_string())
+        }
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            let v = value(parameter, *indirect, env)?;
+            let off: usize = offset.value.trim().parse().ok()?;
+            let chars = v.chars().skip(off);
+            match length {
+                None => Some(chars.collect()),
+                Some(l) => Some(chars.take(l.value.trim().parse().ok()?).collect()),
+            }
+        }
+        ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } if pattern.as_deref().unwrap_or("").is_empty() => {
+            value(parameter, *indirect, env).map(|v| v.to_uppercase())
+        }
+        ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } if pattern.as_deref().unwrap_or("").is_empty() => {
+            value(parameter, *indirect, env).map(|v| v.to_lowercase())
+        }
+        ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        } if pattern.as_deref().unwrap_or("").is_empty() => {
+            let v = value(parameter, *indirect, env)?;
+            let upper = matches!(expr, ParameterExpr::UppercaseFirstChar { .. });
+            let mut c = v.chars();
+            Some(match c.next() {
+                Some(f) if upper => f.to_uppercase().chain(c).collect(),
+                Some(f) => f.to_lowercase().chain(c).collect(),
+                None => String::new(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Most substitutions collected from one nested expansion (the walker analyses each).
+const MAX_NESTED: usize = 16;
+
+/// Appends to `out` the bodies of the command substitutions nested in text that bash expands
+/// again: the operands of `${…}` operators, array subscripts, arithmetic (`$((…))`, `((…))`,
+/// `for ((…))`), case patterns. Single-quoted text inside is searched too (inside double
+/// quotes bash runs `"${x:-'$(cmd)'}"`), so this errs toward finding too much.
+pub fn nested_substitutions(src: &str, out: &mut Vec<String>) {
+    nested_rec(src, out, 0);
+}
+
+fn nested_rec(src: &str, out: &mut Vec<String>, depth: usize) {
+    if depth > 6 || out.len() >= MAX_NESTED || !src.contains(['$', '`']) {
+        return;
+    }
+    let inner = if let Some(i) = src.strip_prefix("$((").and_then(|s| s.strip_suffix("))")) {
+        i
+    } else if let Some(i) = src.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
+        i
+    } else if let Some(i) = src.strip_prefix("$[").and_then(|s| s.strip_suffix(']')) {
+        i
+    } else {
+        src
+    };
+    match brush_parser::word::parse(inner, &ParserOptions::default()) {
+        Ok(pieces) => pieces_nested(inner, &pieces, out, depth),
+        Err(_) => raw_substitutions(inner, out),
+    }
+}
+
+/// [`nested_substitutions`] over pieces already parsed (a here-document body).
+pub fn substitutions_in_pieces(raw: &str, pieces: &[WordPieceWithSource], out: &mut Vec<String>) {
+    pieces_nested(raw, pieces, out, 0);
+}
+
+fn pieces_nested(raw: &str, pieces: &[WordPieceWithSource], out: &mut Vec<String>, depth: usize) {
+    for p in pieces {
+        if out.len() >= MAX_NESTED {
+            return;
+        }
+        let src = raw.get(p.start_index..p.end_index).unwrap_or("");
+        match &p.piece {
+            WordPiece::CommandSubstitution(body)
+            | WordPiece::BackquotedCommandSubstitution(body) => out.push(body.clone()),
+            WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                nested_rec(src, out, depth + 1)
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                pieces_nested(raw, inner, out, depth + 1)
+            }
+            WordPiece::SingleQuotedText(s) => nested_rec(s, out, depth + 1),
+            _ => {}
+        }
+    }
+}
+
+/// The bodies of `$(…)` and backquotes in text the word parser rejects: balanced parentheses,
+/// no quoting rules (errs toward finding too much).
+fn raw_substitutions(s: &str, out: &mut Vec<String>) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && out.len() < MAX_NESTED {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') {
+            let start = i + 2;
+            let mut level = 1usize;
+            let mut j = start;
+            while j < b.len() && level > 0 {
+                match b[j] {
+                    b'(' => level += 1,
+                    b')' => level -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let end = if level == 0 { j - 1 } else { j };
+            out.push(s.get(start..end).unwrap_or("").to_string());
+            i = j;
+        } else if b[i] == b'`' {
+            let start = i + 1;
+            let end = s[start..].find('`').map_or(b.len(), |e| start + e);
+            out.push(s.get(start..end).unwrap_or("").to_string());
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// The command substitutions in a string bash may later evaluate as an array subscript
+/// (`printf -v 'a[$(cmd)]'`, `declare`, `unset`, `read`, `test -v`, a variable used in
+/// arithmetic): bash runs them although the text was quoted when the line was read.
+pub fn subscript_substitutions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(at) = text.find('[')
+        && text[at..].contains(['$', '`'])
+    {
+        raw_substitutions(&text[at..], &mut out);
+    }
+    out
 }
 
 /// The words a command substitution prints when its body is a plain `echo` of literal words
@@ -475,6 +782,66 @@ mod tests {
             let slow = expand_parsed(&raw, &Env::new(), &ParserOptions::default());
             proptest::prop_assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
         }
+    }
+
+    proptest::proptest! {
+        /// Any text: the nested search neither panics nor loops, and stays bounded.
+        #[test]
+        fn nested_search_is_total(raw in "[$`(){}\\[\\]'\"a-z:=+#%/ -]{0,40}") {
+            let mut out = Vec::new();
+            nested_substitutions(&raw, &mut out);
+            proptest::prop_assert!(out.len() <= MAX_NESTED);
+            let _ = subscript_substitutions(&raw);
+            let _ = ex(&raw);
+        }
+    }
+
+    #[test]
+    fn operands_subscripts_and_arithmetic_hand_back_their_substitutions() {
+        for (raw, body) in [
+            ("${x:-$(rm a)}", "rm a"),
+            ("${x:+`rm a`}", "rm a"),
+            ("\"${x:-'$(rm a)'}\"", "rm a"),
+            ("${a[$(rm a)]}", "rm a"),
+            ("${x:$(rm a):1}", "rm a"),
+            ("${x/$(rm a)/b}", "rm a"),
+            ("${x:-${y:-$(rm a)}}", "rm a"),
+            ("$((1+$(rm a)))", "rm a"),
+            ("$(( a[`rm a`] ))", "rm a"),
+        ] {
+            let e = ex(raw);
+            assert!(
+                e.substitutions.iter().any(|s| s == body),
+                "{raw}: {:?}",
+                e.substitutions
+            );
+        }
+        assert_eq!(subscript_substitutions("a[$(rm a)]"), ["rm a"]);
+        assert!(subscript_substitutions("a[1]").is_empty());
+        assert!(subscript_substitutions("$(rm a)").is_empty());
+        assert!(ex("${x:-default}").substitutions.is_empty());
+    }
+
+    #[test]
+    fn operators_over_constants_are_evaluated() {
+        let mut env = Env::new();
+        env.insert("x".into(), "rX".into());
+        env.insert("u".into(), "RM".into());
+        env.insert("p".into(), "x".into());
+        env.insert("c".into(), "rm -rf".into());
+        let e = |raw: &str| expand(raw, &env, &ParserOptions::default()).text;
+        assert_eq!(e("${x/X/m}"), "rm");
+        assert_eq!(e("${x%X}"), "r");
+        assert_eq!(e("${x#r}"), "X");
+        assert_eq!(e("${u,,}"), "rm");
+        assert_eq!(e("${x:0:1}"), "r");
+        assert_eq!(e("${!p}"), "rX");
+        assert_eq!(e("${x:-y}"), "rX");
+        assert_eq!(e("$c"), format!("rm{IFS_SPLIT}-rf"));
+        assert_eq!(e("\"$c\""), "rm -rf");
+        // a wildcard pattern is only known to the running shell
+        assert_eq!(e("${x/*/m}"), "${x/*/m}");
+        assert_eq!(e("${y/X/m}"), "${y/X/m}");
     }
 
     #[test]
