@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::file::{Confirmers, Profile, SideEffects};
 use crate::layer::{LayerKind, Rule, Tool};
 use crate::pattern::{Matcher, hosts_in, url_host};
+use crate::risk::{self as ctxrisk, ScorePart};
 use crate::policy::Policy;
 use crate::schema::{self, Pinned};
 use crate::tiers::{Channel, Requirement};
@@ -35,6 +36,17 @@ pub struct Context {
     pub crisis: bool,
     /// Denials in this session recently (the caller decides the window).
     pub recent_denials: u32,
+    /// The environment's name (`AIRLOCK_ENV`), for `[production] environments`.
+    pub environment: Option<String>,
+    /// The current kube context, for `[production] kube_contexts`.
+    pub kube_context: Option<String>,
+    /// The git branch checked out in `cwd`, for `[production] git_branches`.
+    pub git_branch: Option<String>,
+    /// The active cloud profile or project, for `[production] cloud_profiles`.
+    pub cloud_profile: Option<String>,
+    /// Hosts past approved actions of this project used (domain patterns), added to
+    /// `[hosts] known` by the caller.
+    pub known_hosts: Vec<String>,
 }
 
 /// One step of the evaluation, for explanations.
@@ -58,6 +70,8 @@ pub struct Verdict {
     pub decided_by: String,
     pub profile: Profile,
     pub score: u32,
+    /// Where the score's points came from.
+    pub score_parts: Vec<crate::risk::ScorePart>,
     /// What confirming takes, when the decision is ask.
     pub confirm: Option<Requirement>,
     pub trace: Vec<Step>,
@@ -136,7 +150,8 @@ impl Policy {
             .settings
             .profile_for(ctx.agent.as_deref(), ctx.session_profile);
         let mut trace = Vec::new();
-        let ins = self.inspect(action, ctx);
+        let mut ins = self.inspect(action, ctx);
+        self.apply_bundle(action, ctx, &mut ins);
         let mut v = Verdict {
             decision: ins.assessment.decision,
             tier: ins.assessment.tier,
@@ -149,6 +164,7 @@ impl Policy {
                 .unwrap_or_else(|| "builtin:default".into()),
             profile,
             score: 0,
+            score_parts: Vec::new(),
             confirm: None,
             trace: Vec::new(),
         };
@@ -224,13 +240,16 @@ impl Policy {
         }
         self.apply_profile(action, ctx, &ins, profile, &mut v, &mut trace);
         self.apply_crisis(action, ctx, &mut v, &mut trace);
-        self.apply_risk(ctx, &mut v, &mut trace);
+        let parts = self.apply_context(action, ctx, &ins, &mut v, &mut trace);
+        self.apply_risk(ctx, parts, &mut v, &mut trace);
         if v.decision == Decision::Ask {
             let mut req = self.settings.requirement(v.tier);
             if v.reasons.iter().any(|f| {
                 matches!(
                     f.code,
-                    ReasonCode::RiskThreshold | ReasonCode::CrisisDecision
+                    ReasonCode::RiskThreshold
+                        | ReasonCode::CrisisDecision
+                        | ReasonCode::ProductionChange
                 )
             }) {
                 req.confirm = crate::tiers::stronger(req.confirm, Confirmers::Human);
@@ -688,22 +707,58 @@ impl Policy {
         );
     }
 
-    fn apply_risk(&self, ctx: &Context, v: &mut Verdict, trace: &mut Vec<Step>) {
+    fn apply_risk(
+        &self,
+        ctx: &Context,
+        context_parts: Vec<ScorePart>,
+        v: &mut Verdict,
+        trace: &mut Vec<Step>,
+    ) {
         let s = &self.settings;
-        let mut score: u32 = v
+        let findings: u32 = v
             .reasons
             .iter()
             .filter(|f| f.decision == v.decision && f.decision > Decision::Allow)
             .map(|f| s.weight(f.severity))
             .fold(0, u32::saturating_add);
-        if s.production || ctx.production {
-            score = score.saturating_add(s.production_weight);
+        let mut parts = Vec::new();
+        if findings > 0 {
+            parts.push(ScorePart {
+                part: "findings".into(),
+                points: findings,
+                why: format!(
+                    "the severities of the findings that set the decision ({})",
+                    v.reasons
+                        .iter()
+                        .filter(|f| f.decision == v.decision)
+                        .map(|f| f.rule_id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
         }
-        score = score.saturating_add(s.per_recent_denial.saturating_mul(ctx.recent_denials));
+        let contextual = !context_parts.is_empty();
+        parts.extend(context_parts);
+        let denials = s.per_recent_denial.saturating_mul(ctx.recent_denials);
+        if denials > 0 {
+            parts.push(ScorePart {
+                part: "recent_denials".into(),
+                points: denials,
+                why: format!("{} denials in this session recently", ctx.recent_denials),
+            });
+        }
+        let score = parts
+            .iter()
+            .map(|p| p.points)
+            .fold(0, u32::saturating_add);
         v.score = score;
+        v.score_parts = parts;
         let channel = ctx.channel.unwrap_or(Channel::Terminal);
         let threshold = s.threshold(channel);
-        if v.decision == Decision::Deny || v.tier == Tier::Safe || score < threshold {
+        if v.decision == Decision::Deny
+            || (v.tier == Tier::Safe && !contextual)
+            || score < threshold
+        {
             return;
         }
         let already_person = v.confirm.is_some_and(|r| r.confirm.person())
@@ -725,6 +780,165 @@ impl Policy {
                 format!("the risk score {score} reached the {} threshold {threshold}; a person must confirm", channel.as_str()),
             ),
         );
+    }
+}
+
+impl Policy {
+    /// A bundle of tools for the agent (`[agents.NAME] tools`): anything outside it is denied,
+    /// whatever else would decide, and no allow rule lifts it.
+    fn apply_bundle(&self, action: &Action, ctx: &Context, ins: &mut Inspected) {
+        if ins.crisis_support {
+            return;
+        }
+        let name = match action {
+            Action::Tool { tool, .. } => tool.as_str(),
+            Action::Shell { .. } => "shell",
+            Action::FileWrite { .. } => "write",
+            Action::NetworkFetch { .. } => "fetch",
+            Action::MessageSend { .. } => "message",
+        };
+        if self.settings.bundle_allows(ctx.agent.as_deref(), name) != Some(false) {
+            return;
+        }
+        let agent = ctx.agent.as_deref().unwrap_or_default();
+        ins.assessment = deny_only(
+            Finding::new(
+                "policy.agent_bundle",
+                ReasonCode::ToolUndeclared,
+                Decision::Deny,
+                Tier::Medium,
+                Severity::Medium,
+                format!(
+                    "the agent `{}` was given a tool bundle without `{}`, so it may not use it; use a tool from its bundle, or hand the task to an agent that has it",
+                    clip(agent),
+                    clip(name)
+                ),
+            )
+            .with_remediation(format!(
+                "Add it to `[agents.{}] tools` in the user policy if this agent should have it.",
+                clip(agent)
+            )),
+        );
+        ins.side_effects = SideEffects::Write;
+    }
+
+    /// Context that counts: production, uploads to unknown hosts, behaviours and trusted
+    /// directories. Returns the score parts it adds.
+    fn apply_context(
+        &self,
+        action: &Action,
+        ctx: &Context,
+        ins: &Inspected,
+        v: &mut Verdict,
+        trace: &mut Vec<Step>,
+    ) -> Vec<ScorePart> {
+        let s = &self.settings;
+        let mut parts = Vec::new();
+        if ins.crisis_support {
+            return parts;
+        }
+        let production = ctxrisk::production_reason(s, ctx, &ins.commands);
+        if let Some(why) = &production {
+            if s.production_weight > 0 {
+                parts.push(ScorePart {
+                    part: "production".into(),
+                    points: s.production_weight,
+                    why: why.clone(),
+                });
+            }
+            let min = Tier::try_from(s.production_min_tier).unwrap_or(Tier::High);
+            let changes = ins.side_effects != SideEffects::Read;
+            if changes
+                && v.decision != Decision::Deny
+                && (v.decision == Decision::Allow || v.tier < min)
+            {
+                let tier = v.tier.max(min);
+                v.raise(
+                    trace,
+                    "production",
+                    "policy.production".into(),
+                    Finding::new(
+                        "policy.production",
+                        ReasonCode::ProductionChange,
+                        Decision::Ask,
+                        tier,
+                        Severity::High,
+                        format!("{why}, and this action changes something there; a person must confirm it. Try it outside production first, or ask the user"),
+                    ),
+                );
+            }
+        }
+        let trusted = if production.is_none() {
+            ctxrisk::trusted_dir(s, ctx)
+        } else {
+            None
+        };
+        let unknown = if trusted.is_none() {
+            ctxrisk::unknown_upload_hosts(s, ctx, action, &ins.commands)
+        } else {
+            Vec::new()
+        };
+        if !unknown.is_empty() && v.decision != Decision::Deny {
+            let list = unknown.join(", ");
+            parts.push(ScorePart {
+                part: "unknown_host".into(),
+                points: s.weight(Severity::Medium),
+                why: format!("uploads to {list}, which the project's known hosts do not name"),
+            });
+            if v.decision == Decision::Allow || v.tier < Tier::Medium {
+                let tier = v.tier.max(Tier::Medium);
+                v.raise(
+                    trace,
+                    "hosts",
+                    "policy.unknown_host".into(),
+                    Finding::new(
+                        "policy.unknown_host",
+                        ReasonCode::UnknownHost,
+                        Decision::Ask,
+                        tier,
+                        Severity::Medium,
+                        format!("this sends data to {}, a host this project does not use ([hosts] known, past approvals); a person must confirm it. If the host is expected, the approval can add it", clip(&list)),
+                    )
+                    .with_remediation("Check the host; approving with a grant adds it to the project's known hosts."),
+                );
+            }
+        }
+        let ev = ctxrisk::evidence(action, ctx, &ins.assessment.reasons, &ins.commands);
+        for (name, weight, why) in ctxrisk::behaviours(s, &ev, action) {
+            parts.push(ScorePart {
+                part: format!("behaviour.{name}"),
+                points: weight,
+                why: why.clone(),
+            });
+            v.reasons.push(Finding::new(
+                format!("behaviour.{name}"),
+                ReasonCode::RiskBehaviour,
+                Decision::Allow,
+                v.tier,
+                Severity::Medium,
+                why,
+            ));
+            trace.push(Step {
+                layer: "behaviour".into(),
+                rule: format!("behaviour.{name} +{weight}"),
+                decision: v.decision,
+                effect: "weighed".into(),
+            });
+        }
+        if let Some(dir) = trusted
+            && v.decision == Decision::Allow
+            && v.tier == Tier::Low
+            && parts.is_empty()
+        {
+            v.tier = Tier::Safe;
+            trace.push(Step {
+                layer: "trusted".into(),
+                rule: format!("trusted_dirs {dir}"),
+                decision: v.decision,
+                effect: "tier lowered to 0: no review".into(),
+            });
+        }
+        parts
     }
 }
 
