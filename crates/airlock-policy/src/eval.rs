@@ -847,7 +847,14 @@ impl Policy {
                 });
             }
             let min = Tier::try_from(s.production_min_tier).unwrap_or(Tier::High);
-            let changes = ins.side_effects != SideEffects::Read;
+            let changes = ins.side_effects != SideEffects::Read
+                && !(matches!(action, Action::Shell { .. })
+                    && ins.complete
+                    && !ins.commands.is_empty()
+                    && v.decision == Decision::Allow
+                    && ins.commands.iter().all(|c| {
+                        c.read_only || c.wrapper || ctxrisk::looks_read_only(&c.text)
+                    }));
             if changes
                 && v.decision != Decision::Deny
                 && (v.decision == Decision::Allow || v.tier < min)

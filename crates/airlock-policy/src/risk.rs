@@ -100,6 +100,56 @@ pub fn production_reason(
     None
 }
 
+/// Whether a command not on the analyser's read-only list still reads only, by its verbs: one
+/// of its first words is a read verb (`get`, `ls`, `describe-instances`) and no word at all is a
+/// write verb (`apply`, `put-object`, `delete`). For production, where an unknown command asks:
+/// `aws --profile prod s3 ls` reads, `aws --profile prod s3 cp …` does not.
+pub fn looks_read_only(text: &str) -> bool {
+    const READ: &[&str] = &[
+        "ls", "list", "get", "describe", "show", "status", "logs", "log", "view", "top", "version",
+        "whoami", "diff", "plan", "preview", "inspect", "info", "history", "explain", "tail",
+        "search", "current-context", "get-contexts", "cat",
+    ];
+    const WRITE_PREFIX: &[&str] = &[
+        "apply", "create", "delete", "deploy", "put", "update", "set", "rm", "mv", "cp", "sync",
+        "run", "exec", "patch", "scale", "rollout", "edit", "replace", "invoke", "start", "stop",
+        "terminate", "modify", "attach", "detach", "remove", "destroy", "up", "down", "push",
+        "publish", "release", "restart", "reboot", "drain", "cordon", "taint", "label",
+        "annotate", "expose", "autoscale", "install", "upgrade", "uninstall", "rollback",
+        "import", "export", "send", "execute", "enable", "disable", "add", "revoke", "grant",
+        "reset", "restore", "copy", "move", "write", "upload", "promote", "approve", "cancel",
+        "purge", "register", "deregister", "associate", "disassociate", "tag", "untag",
+    ];
+    // only for CLIs whose words are subcommands; for any other program a word is an operand
+    // (`rm status` removes a file named status)
+    const CLIS: &[&str] = &[
+        "aws", "gcloud", "az", "kubectl", "oc", "helm", "gh", "glab", "doctl", "fly", "flyctl",
+        "heroku", "vercel", "netlify", "railway", "terraform", "tofu", "pulumi", "docker",
+        "podman", "eksctl", "hcloud", "firebase", "supabase", "wrangler", "stripe", "render",
+    ];
+    let mut words = text.split(' ');
+    if !words.next().is_some_and(|p| CLIS.contains(&p)) {
+        return false;
+    }
+    let positional: Vec<&str> = words
+        .filter(|w| !w.starts_with('-') && !w.contains('='))
+        .map(|w| w.trim_matches('\''))
+        .collect();
+    let reads = positional.iter().take(4).any(|w| {
+        READ.contains(w)
+            || w.starts_with("describe-")
+            || w.starts_with("list-")
+            || w.starts_with("get-")
+    });
+    let writes = positional.iter().any(|w| {
+        let w = w.to_ascii_lowercase();
+        WRITE_PREFIX
+            .iter()
+            .any(|p| w == *p || w.starts_with(&format!("{p}-")) || w.starts_with(&format!("{p}_")))
+    });
+    reads && !writes
+}
+
 /// `--flag value` and `--flag=value` pairs of a command's text.
 fn flags(text: &str) -> Vec<(&str, &str)> {
     let words: Vec<&str> = text.split(' ').collect();
@@ -176,7 +226,7 @@ pub fn evidence(action: &Action, ctx: &Context, findings: &[Finding], commands: 
             && let Some(f) =
                 airlock_shell::paths::write_target_finding(&resolved, ctx.home.as_deref())
         {
-            ev.push(f.rule_id);
+            ev.push(format!("read.{}", f.rule_id));
         }
         let comps: Vec<&str> = resolved.split('/').collect();
         if let Some(d) = comps.iter().find(|c| AGENT_DIRS.contains(c))
@@ -347,6 +397,32 @@ mod tests {
             vec![("--context", "prod-eu"), ("-f", "x.yaml")]
         );
         assert_eq!(flags("aws --profile prod s3 ls")[0], ("--profile", "prod"));
+    }
+
+    #[test]
+    fn read_verbs_read_and_any_write_verb_writes() {
+        for yes in [
+            "aws --profile prod s3 ls",
+            "aws ec2 describe-instances --profile prod",
+            "kubectl --context prod-eu get pods",
+        ] {
+            assert!(looks_read_only(yes), "{yes}");
+        }
+        for no in [
+            "aws --profile prod s3 cp x s3://b/",
+            "aws s3api put-object --bucket b --key k",
+            "kubectl --context prod-eu get pods delete",
+            "kubectl --context prod-eu apply -f x.yaml",
+            "make ls-remote-and-deploy",
+            "touch ls",
+            "rm -rf logs",
+            "gcloud run deploy api",
+            // a word that is a write verb anywhere makes it a write, even a group name: the
+            // cost is a question in production, never a silent change
+            "gcloud --project acme-prod run services list",
+        ] {
+            assert!(!looks_read_only(no), "{no}");
+        }
     }
 
     #[test]
