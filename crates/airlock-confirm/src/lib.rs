@@ -19,6 +19,7 @@ pub mod llm;
 mod metrics;
 mod model;
 mod notify;
+pub mod precedent;
 pub mod receipt;
 mod route;
 mod settle;

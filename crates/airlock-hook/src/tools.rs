@@ -53,7 +53,8 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
         cwd: call.cwd.clone(),
         home: home.map(str::to_string),
         ..Context::default()
-    };
+    }
+    .with_env_facts();
     let (subject, assessment) = match kind(&name, &call.args) {
         Kind::Shell => match command_of(&call.args) {
             Some(cmd) => {
