@@ -14,6 +14,7 @@ mod code;
 mod config;
 pub mod decide;
 mod error;
+mod hosts;
 mod http;
 pub mod llm;
 mod metrics;

