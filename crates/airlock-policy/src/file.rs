@@ -332,6 +332,21 @@ pub struct ExampleSpec {
     pub agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crisis: Option<bool>,
+    /// The context is production (as `AIRLOCK_PRODUCTION=1` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<bool>,
+    /// Production facts of the example's context (examples never read the real ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud_profile: Option<String>,
+    /// The working directory (for trusted directories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     pub expect: Decision,
     /// The id of the rule that must decide (`LAYER:ID` or a check id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
