@@ -55,7 +55,10 @@ pub fn shape(action: &Action) -> Vec<String> {
                 // wrappers say nothing about what runs: the word after them is the program
                 let Some(prog) = words.find(|w| {
                     !w.starts_with('-')
-                        && !matches!(*w, "sudo" | "env" | "nice" | "timeout" | "xargs" | "command")
+                        && !matches!(
+                            *w,
+                            "sudo" | "env" | "nice" | "timeout" | "xargs" | "command"
+                        )
                 }) else {
                     continue;
                 };
@@ -95,7 +98,10 @@ pub fn shape(action: &Action) -> Vec<String> {
             out.push("tool".into());
             out.push(tool.to_ascii_lowercase());
             // `mcp__server__tool`: the server alone says something too
-            if let Some(server) = tool.strip_prefix("mcp__").and_then(|r| r.split("__").next()) {
+            if let Some(server) = tool
+                .strip_prefix("mcp__")
+                .and_then(|r| r.split("__").next())
+            {
                 out.push(format!("mcp:{server}"));
             }
         }
@@ -238,7 +244,9 @@ mod tests {
         assert!(s.contains(&"stripe transfers".to_string()), "{s:?}");
         assert!(s.contains(&"stripe create".to_string()), "{s:?}");
         assert!(!s.iter().any(|w| w.contains("50000") || w.contains("acct_")));
-        let t = shape(&Action::shell("sudo curl -X POST https://api.stripe.com/v1/payouts"));
+        let t = shape(&Action::shell(
+            "sudo curl -X POST https://api.stripe.com/v1/payouts",
+        ));
         assert!(t.contains(&"host:api.stripe.com".to_string()), "{t:?}");
         assert!(t.contains(&"curl".to_string()));
     }
@@ -247,8 +255,16 @@ mod tests {
     fn the_most_similar_come_first_and_the_unrelated_not_at_all() {
         let history = vec![
             d("npm publish --access public", false, "only CI publishes"),
-            d("stripe transfers create --amount 100 --destination acct_2", true, "test mode refund"),
-            d("stripe transfers create --amount 9 --destination acct_3", false, "live key"),
+            d(
+                "stripe transfers create --amount 100 --destination acct_2",
+                true,
+                "test mode refund",
+            ),
+            d(
+                "stripe transfers create --amount 9 --destination acct_3",
+                false,
+                "live key",
+            ),
             d("cargo build --release", true, ""),
         ];
         let got = select(
@@ -271,8 +287,14 @@ mod tests {
         let got = select(&Action::shell("make deploy"), &history);
         assert!(!got.is_empty());
         assert!(got.len() <= MAX_PRECEDENTS);
-        let chars: usize = got.iter().map(|p| p.shape.len() + p.reason.len() + 40).sum();
+        let chars: usize = got
+            .iter()
+            .map(|p| p.shape.len() + p.reason.len() + 40)
+            .sum();
         assert!(chars <= MAX_PRECEDENT_CHARS, "{chars}");
-        assert!(got.iter().all(|p| p.reason.chars().count() <= MAX_REASON + 1));
+        assert!(
+            got.iter()
+                .all(|p| p.reason.chars().count() <= MAX_REASON + 1)
+        );
     }
 }

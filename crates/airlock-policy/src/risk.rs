@@ -48,9 +48,21 @@ pub fn production_reason(
         any_glob(globs, v).map(|g| format!("the {what} `{v}` matches the production pattern `{g}`"))
     };
     if let Some(r) = check("environment", ctx.environment.as_deref(), &p.environments)
-        .or_else(|| check("kube context", ctx.kube_context.as_deref(), &p.kube_contexts))
+        .or_else(|| {
+            check(
+                "kube context",
+                ctx.kube_context.as_deref(),
+                &p.kube_contexts,
+            )
+        })
         .or_else(|| check("git branch", ctx.git_branch.as_deref(), &p.git_branches))
-        .or_else(|| check("cloud profile", ctx.cloud_profile.as_deref(), &p.cloud_profiles))
+        .or_else(|| {
+            check(
+                "cloud profile",
+                ctx.cloud_profile.as_deref(),
+                &p.cloud_profiles,
+            )
+        })
     {
         return Some(r);
     }
@@ -106,26 +118,133 @@ pub fn production_reason(
 /// `aws --profile prod s3 ls` reads, `aws --profile prod s3 cp …` does not.
 pub fn looks_read_only(text: &str) -> bool {
     const READ: &[&str] = &[
-        "ls", "list", "get", "describe", "show", "status", "logs", "log", "view", "top", "version",
-        "whoami", "diff", "plan", "preview", "inspect", "info", "history", "explain", "tail",
-        "search", "current-context", "get-contexts", "cat",
+        "ls",
+        "list",
+        "get",
+        "describe",
+        "show",
+        "status",
+        "logs",
+        "log",
+        "view",
+        "top",
+        "version",
+        "whoami",
+        "diff",
+        "plan",
+        "preview",
+        "inspect",
+        "info",
+        "history",
+        "explain",
+        "tail",
+        "search",
+        "current-context",
+        "get-contexts",
+        "cat",
     ];
     const WRITE_PREFIX: &[&str] = &[
-        "apply", "create", "delete", "deploy", "put", "update", "set", "rm", "mv", "cp", "sync",
-        "run", "exec", "patch", "scale", "rollout", "edit", "replace", "invoke", "start", "stop",
-        "terminate", "modify", "attach", "detach", "remove", "destroy", "up", "down", "push",
-        "publish", "release", "restart", "reboot", "drain", "cordon", "taint", "label",
-        "annotate", "expose", "autoscale", "install", "upgrade", "uninstall", "rollback",
-        "import", "export", "send", "execute", "enable", "disable", "add", "revoke", "grant",
-        "reset", "restore", "copy", "move", "write", "upload", "promote", "approve", "cancel",
-        "purge", "register", "deregister", "associate", "disassociate", "tag", "untag",
+        "apply",
+        "create",
+        "delete",
+        "deploy",
+        "put",
+        "update",
+        "set",
+        "rm",
+        "mv",
+        "cp",
+        "sync",
+        "run",
+        "exec",
+        "patch",
+        "scale",
+        "rollout",
+        "edit",
+        "replace",
+        "invoke",
+        "start",
+        "stop",
+        "terminate",
+        "modify",
+        "attach",
+        "detach",
+        "remove",
+        "destroy",
+        "up",
+        "down",
+        "push",
+        "publish",
+        "release",
+        "restart",
+        "reboot",
+        "drain",
+        "cordon",
+        "taint",
+        "label",
+        "annotate",
+        "expose",
+        "autoscale",
+        "install",
+        "upgrade",
+        "uninstall",
+        "rollback",
+        "import",
+        "export",
+        "send",
+        "execute",
+        "enable",
+        "disable",
+        "add",
+        "revoke",
+        "grant",
+        "reset",
+        "restore",
+        "copy",
+        "move",
+        "write",
+        "upload",
+        "promote",
+        "approve",
+        "cancel",
+        "purge",
+        "register",
+        "deregister",
+        "associate",
+        "disassociate",
+        "tag",
+        "untag",
     ];
     // only for CLIs whose words are subcommands; for any other program a word is an operand
     // (`rm status` removes a file named status)
     const CLIS: &[&str] = &[
-        "aws", "gcloud", "az", "kubectl", "oc", "helm", "gh", "glab", "doctl", "fly", "flyctl",
-        "heroku", "vercel", "netlify", "railway", "terraform", "tofu", "pulumi", "docker",
-        "podman", "eksctl", "hcloud", "firebase", "supabase", "wrangler", "stripe", "render",
+        "aws",
+        "gcloud",
+        "az",
+        "kubectl",
+        "oc",
+        "helm",
+        "gh",
+        "glab",
+        "doctl",
+        "fly",
+        "flyctl",
+        "heroku",
+        "vercel",
+        "netlify",
+        "railway",
+        "terraform",
+        "tofu",
+        "pulumi",
+        "docker",
+        "podman",
+        "eksctl",
+        "hcloud",
+        "firebase",
+        "supabase",
+        "wrangler",
+        "stripe",
+        "render",
     ];
     let mut words = text.split(' ');
     if !words.next().is_some_and(|p| CLIS.contains(&p)) {
@@ -195,13 +314,24 @@ const INSTRUCTION_FILES: &[&str] = &[
 /// Evidence for behaviours: the rule ids of the findings, plus what the policy sees itself in
 /// the paths an action reads or writes (`paths.*` classes of read paths, `policy.other_agent`,
 /// `policy.agent_instructions`).
-pub fn evidence(action: &Action, ctx: &Context, findings: &[Finding], commands: &[airlock_shell::Ran]) -> Vec<String> {
+pub fn evidence(
+    action: &Action,
+    ctx: &Context,
+    findings: &[Finding],
+    commands: &[airlock_shell::Ran],
+) -> Vec<String> {
     let mut ev: Vec<String> = findings.iter().map(|f| f.rule_id.clone()).collect();
     let mut paths: Vec<(String, bool)> = Vec::new();
     match action {
         Action::FileWrite { path, .. } => paths.push((path.clone(), true)),
         Action::Tool { arguments, .. } => {
-            for k in ["file_path", "path", "absolute_path", "filePath", "notebook_path"] {
+            for k in [
+                "file_path",
+                "path",
+                "absolute_path",
+                "filePath",
+                "notebook_path",
+            ] {
                 if let Some(p) = arguments.get(k).and_then(|v| v.as_str()) {
                     paths.push((p.to_string(), false));
                 }
@@ -234,7 +364,9 @@ pub fn evidence(action: &Action, ctx: &Context, findings: &[Finding], commands: 
         {
             ev.push("policy.other_agent".into());
         }
-        if comps.iter().any(|c| *c == "sessions" || *c == "projects" || *c == "history.jsonl")
+        if comps
+            .iter()
+            .any(|c| *c == "sessions" || *c == "projects" || *c == "history.jsonl")
             && comps.iter().any(|c| AGENT_DIRS.contains(c))
             && own.is_none_or(|o| !comps.contains(&o))
         {
@@ -352,7 +484,10 @@ fn uploads(text: &str) -> bool {
                 || *w == "--json"
                 || ((*w == "-X" || *w == "--request")
                     && words.get(i + 1).is_some_and(|m| {
-                        matches!(m.trim_matches('\'').to_ascii_uppercase().as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+                        matches!(
+                            m.trim_matches('\'').to_ascii_uppercase().as_str(),
+                            "POST" | "PUT" | "PATCH" | "DELETE"
+                        )
                     }))
                 || matches!(*w, "-XPOST" | "-XPUT" | "-XPATCH" | "-XDELETE")
         }),
@@ -361,7 +496,9 @@ fn uploads(text: &str) -> bool {
         }),
         "http" | "https" | "xh" | "xhs" => words.iter().any(|w| {
             matches!(*w, "POST" | "PUT" | "PATCH" | "DELETE")
-                || (!w.starts_with('-') && !w.contains("://") && (w.contains('=') || w.contains(":=") || w.starts_with('@')))
+                || (!w.starts_with('-')
+                    && !w.contains("://")
+                    && (w.contains('=') || w.contains(":=") || w.starts_with('@')))
         }),
         "scp" | "rsync" | "sftp" | "rclone" => true,
         _ => false,
@@ -375,13 +512,16 @@ pub fn trusted_dir(s: &Settings, ctx: &Context) -> Option<String> {
     s.trusted_dirs
         .iter()
         .find(|d| {
-            PathPattern::new(d).ok().and_then(|p| p.resolve(ctx.home.as_deref(), None)).is_some_and(|m| {
-                // the directory itself or anything below it
-                m.is_match(&cwd)
-                    || Path::new(&cwd)
-                        .ancestors()
-                        .any(|a| m.is_match(a.to_string_lossy().as_ref()))
-            })
+            PathPattern::new(d)
+                .ok()
+                .and_then(|p| p.resolve(ctx.home.as_deref(), None))
+                .is_some_and(|m| {
+                    // the directory itself or anything below it
+                    m.is_match(&cwd)
+                        || Path::new(&cwd)
+                            .ancestors()
+                            .any(|a| m.is_match(a.to_string_lossy().as_ref()))
+                })
         })
         .cloned()
 }

@@ -254,10 +254,18 @@ fn behaviours_are_weighed_and_named() {
         &ctx(),
     );
     assert_eq!(v.decision, Decision::Ask, "{:?}", v.reasons);
-    assert!(v.reasons.iter().any(|f| f.rule_id == "behaviour.other_agent"));
+    assert!(
+        v.reasons
+            .iter()
+            .any(|f| f.rule_id == "behaviour.other_agent")
+    );
     // its own are not another agent's
     let v = p.evaluate(&Action::shell("ls ~/.claude/projects"), &ctx());
-    assert!(!v.reasons.iter().any(|f| f.rule_id == "behaviour.other_agent"));
+    assert!(
+        !v.reasons
+            .iter()
+            .any(|f| f.rule_id == "behaviour.other_agent")
+    );
 
     // asking the person for a secret in a message
     let ask = |body: &str| {
@@ -359,7 +367,8 @@ fn trusted_directories_drop_the_review_of_plain_allows_only() {
         ..inside.clone()
     };
     assert_eq!(
-        p.evaluate(&Action::shell("touch notes.txt"), &prod).decision,
+        p.evaluate(&Action::shell("touch notes.txt"), &prod)
+            .decision,
         Decision::Ask
     );
     // only the user layer may name trusted directories
