@@ -269,7 +269,7 @@ async fn a_persons_decision_reaches_the_next_similar_review() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let seen = llm_state.seen.lock().unwrap();
+    let seen = llm_state.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "one review each");
     assert!(fenced(&seen[0]).get("earlier_decisions").is_none());
     let data = fenced(&seen[1]);
@@ -277,7 +277,6 @@ async fn a_persons_decision_reaches_the_next_similar_review() {
     assert_eq!(earlier[0]["outcome"], "denied");
     assert_eq!(earlier[0]["reason"], "only CI publishes packages");
     // an unrelated action gets no examples
-    drop(seen);
     let third = b
         .submit(sub("claude", "s3", "tier2 resize the images"))
         .await
@@ -289,7 +288,7 @@ async fn a_persons_decision_reaches_the_next_similar_review() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let seen = llm_state.seen.lock().unwrap();
+    let seen = llm_state.seen.lock().unwrap().clone();
     assert!(fenced(&seen[2]).get("earlier_decisions").is_none());
 }
 
