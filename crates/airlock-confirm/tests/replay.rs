@@ -33,6 +33,8 @@ use common::*;
 const SET: &str = include_str!("../../../datasets/replay/decisions.jsonl");
 
 struct Recorded {
+    seq: u64,
+    family: String,
     action: Action,
     tier: Tier,
     findings: Vec<Finding>,
@@ -61,6 +63,8 @@ fn recorded() -> Vec<Recorded> {
                 })
                 .collect();
             Recorded {
+                seq: v["seq"].as_u64().unwrap(),
+                family: v["family"].as_str().unwrap().to_string(),
                 action: serde_json::from_value(v["action"].clone()).unwrap(),
                 tier: Tier::try_from(v["tier"].as_u64().unwrap() as u8).unwrap(),
                 findings,
@@ -190,6 +194,19 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
             .review_with(&r.action, r.tier, &r.findings, &earlier)
             .await;
         tally(&mut after, learned.result, r.approved);
+        if matches!(
+            (learned.result, r.approved),
+            (LlmResult::Approve, false) | (LlmResult::Deny, true)
+        ) {
+            println!(
+                "  after, against the person: #{} {} ({:?}; people {}; {} earlier decisions shown)",
+                r.seq,
+                r.family,
+                learned.result,
+                if r.approved { "approved" } else { "denied" },
+                earlier.len()
+            );
+        }
         // what the person decided now becomes history, newest first
         history.insert(
             0,
