@@ -915,6 +915,16 @@ impl Policy {
                 points: weight,
                 why: why.clone(),
             });
+            trace.push(Step {
+                layer: "behaviour".into(),
+                rule: format!("behaviour.{name} +{weight}"),
+                decision: v.decision,
+                effect: "weighed".into(),
+            });
+            // on a denial the score decides nothing: the part is kept, the finding would be noise
+            if v.decision == Decision::Deny {
+                continue;
+            }
             v.reasons.push(Finding::new(
                 format!("behaviour.{name}"),
                 ReasonCode::RiskBehaviour,
@@ -923,12 +933,6 @@ impl Policy {
                 Severity::Medium,
                 why,
             ));
-            trace.push(Step {
-                layer: "behaviour".into(),
-                rule: format!("behaviour.{name} +{weight}"),
-                decision: v.decision,
-                effect: "weighed".into(),
-            });
         }
         if let Some(dir) = trusted
             && v.decision == Decision::Allow
