@@ -152,6 +152,24 @@ struct Tally {
     wrong_approve: usize,
     wrong_deny: usize,
     escalated: usize,
+    /// Under the built-in tiers (1: the reviewer alone; 2–3: reviewer and person, the
+    /// reviewer's deny denies at once; 4: a person only): how often a person is still asked,
+    /// and how often the reviewer alone decided against what the person decided.
+    person_asked: usize,
+    alone_against_person: usize,
+}
+
+fn routed(t: &mut Tally, tier: Tier, result: LlmResult, approved: bool) {
+    let alone = match tier {
+        Tier::Safe | Tier::Low => matches!(result, LlmResult::Approve | LlmResult::Deny),
+        Tier::Medium | Tier::High => result == LlmResult::Deny,
+        Tier::Critical => false,
+    };
+    if !alone {
+        t.person_asked += 1;
+    } else if (result == LlmResult::Approve) != approved {
+        t.alone_against_person += 1;
+    }
 }
 
 fn tally(t: &mut Tally, result: LlmResult, approved: bool) {
@@ -180,6 +198,7 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
     for r in &set {
         let alone = reviewer.review(&r.action, r.tier, &r.findings).await;
         tally(&mut before, alone.result, r.approved);
+        routed(&mut before, r.tier, alone.result, r.approved);
         let earlier = precedent::select(&r.action, &history);
         assert!(earlier.len() <= MAX_PRECEDENTS);
         let chars: usize = earlier
@@ -194,6 +213,7 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
             .review_with(&r.action, r.tier, &r.findings, &earlier)
             .await;
         tally(&mut after, learned.result, r.approved);
+        routed(&mut after, r.tier, learned.result, r.approved);
         if matches!(
             (learned.result, r.approved),
             (LlmResult::Approve, false) | (LlmResult::Deny, true)
@@ -227,7 +247,7 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
         ("after (with earlier decisions)", &after),
     ] {
         println!(
-            "{name}: agrees {} ({:.1}%), approves what people denied {}, denies what people approved {}, escalates {} ({:.1}%); prompts saved {:.1}%",
+            "{name}: agrees {} ({:.1}%), approves what people denied {}, denies what people approved {}, escalates {} ({:.1}%); prompts it could save where it may decide alone {:.1}%",
             t.agree,
             pct(t.agree),
             t.wrong_approve,
@@ -235,6 +255,12 @@ async fn replayed_decisions_before_and_after_the_reviewer_sees_earlier_ones() {
             t.escalated,
             pct(t.escalated),
             pct(t.agree)
+        );
+        println!(
+            "  under the built-in tiers: a person asked {} of {n} ({:.1}%), the reviewer alone against the person {}",
+            t.person_asked,
+            pct(t.person_asked),
+            t.alone_against_person
         );
     }
     // every request of the second pass carried its examples inside the fence
