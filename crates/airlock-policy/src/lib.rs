@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod claude;
+mod context;
 mod error;
 pub mod eval;
 pub mod examples;
