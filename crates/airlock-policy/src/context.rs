@@ -138,7 +138,15 @@ impl Policy {
                 );
             }
         }
-        let ev = ctxrisk::evidence(action, ctx, &ins.assessment.reasons, &ins.commands);
+        let tool_writes =
+            matches!(action, Action::Tool { .. }) && ins.side_effects != SideEffects::Read;
+        let ev = ctxrisk::evidence(
+            action,
+            ctx,
+            &ins.assessment.reasons,
+            &ins.commands,
+            tool_writes,
+        );
         for (name, weight, why) in ctxrisk::behaviours(s, &ev, action) {
             parts.push(ScorePart {
                 part: format!("behaviour.{name}"),

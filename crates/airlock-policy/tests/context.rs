@@ -471,3 +471,51 @@ fn thresholds_per_channel_decide_and_chat_channels_fall_back_to_chat() {
     );
     assert_eq!(p.settings.threshold(Channel::Slack), 20);
 }
+
+#[test]
+fn money_and_self_modification_through_tools_ask_whatever_the_declaration_says() {
+    let p = policy(&[(
+        LayerKind::User,
+        "[[tools]]\nname = \"mcp__stripe__*\"\ntier = 1\n\n[[tools]]\nname = \"mcp__fs__write_file\"\ntier = 1\n",
+    )]);
+    let call = |name: &str, args: serde_json::Value| {
+        p.evaluate(
+            &Action::Tool {
+                tool: name.into(),
+                arguments: args,
+            },
+            &ctx(),
+        )
+    };
+    let refund = call(
+        "mcp__stripe__create_refund",
+        json!({"payment_intent": "pi_1"}),
+    );
+    assert_eq!(refund.decision, Decision::Ask, "{:?}", refund.reasons);
+    assert!(
+        refund
+            .reasons
+            .iter()
+            .any(|f| f.rule_id == "behaviour.money_movement")
+    );
+    assert!(refund.confirm.unwrap().confirm.person());
+    let list = call("mcp__stripe__list_refunds", json!({}));
+    assert_eq!(list.decision, Decision::Allow, "{:?}", list.reasons);
+
+    let settings = call(
+        "mcp__fs__write_file",
+        json!({"path": "/home/u/.claude/settings.json", "content": "{}"}),
+    );
+    assert_eq!(settings.decision, Decision::Ask, "{:?}", settings.reasons);
+    assert!(
+        settings
+            .reasons
+            .iter()
+            .any(|f| f.rule_id == "behaviour.self_modification")
+    );
+    let plain = call(
+        "mcp__fs__write_file",
+        json!({"path": "/work/proj/notes.md", "content": "x"}),
+    );
+    assert_eq!(plain.decision, Decision::Allow, "{:?}", plain.reasons);
+}

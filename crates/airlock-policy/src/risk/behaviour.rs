@@ -38,17 +38,23 @@ const INSTRUCTION_FILES: &[&str] = &[
 /// a tool reads or a command names, `policy.other_agent` for another agent's directory or
 /// session files, `policy.agent_instructions` for a write to an instruction file (`CLAUDE.md`,
 /// `AGENTS.md`, …).
+///
+/// A tool call also gives `tool.NAME` (lower case), and the paths in its arguments count as
+/// written when the tool is not declared read-only (`tool_writes`): an MCP filesystem tool
+/// writing `~/.claude/settings.json` changes the agent's configuration as a file write does.
 pub fn evidence(
     action: &Action,
     ctx: &Context,
     findings: &[Finding],
     commands: &[airlock_shell::Ran],
+    tool_writes: bool,
 ) -> Vec<String> {
     let mut ev: Vec<String> = findings.iter().map(|f| f.rule_id.clone()).collect();
     let mut paths: Vec<(String, bool)> = Vec::new();
     match action {
         Action::FileWrite { path, .. } => paths.push((path.clone(), true)),
-        Action::Tool { arguments, .. } => {
+        Action::Tool { tool, arguments } => {
+            ev.push(format!("tool.{}", tool.to_ascii_lowercase()));
             for k in [
                 "file_path",
                 "path",
@@ -57,7 +63,7 @@ pub fn evidence(
                 "notebook_path",
             ] {
                 if let Some(p) = arguments.get(k).and_then(|v| v.as_str()) {
-                    paths.push((p.to_string(), false));
+                    paths.push((p.to_string(), tool_writes));
                 }
             }
         }
@@ -76,11 +82,13 @@ pub fn evidence(
     let own = own_dir(ctx.agent.as_deref());
     for (p, write) in paths {
         let resolved = resolve(&p, ctx.cwd.as_deref(), ctx.home.as_deref());
-        if !write
-            && let Some(f) =
-                airlock_shell::paths::write_target_finding(&resolved, ctx.home.as_deref())
+        if let Some(f) = airlock_shell::paths::write_target_finding(&resolved, ctx.home.as_deref())
         {
-            ev.push(format!("read.{}", f.rule_id));
+            ev.push(if write {
+                f.rule_id
+            } else {
+                format!("read.{}", f.rule_id)
+            });
         }
         let comps: Vec<&str> = resolved.split('/').collect();
         if let Some(d) = comps.iter().find(|c| AGENT_DIRS.contains(c))
