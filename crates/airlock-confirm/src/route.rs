@@ -51,7 +51,16 @@ impl Broker {
                     .acquire()
                     .await
                     .map_err(|e| crate::ConfirmError::Internal(e.to_string()))?;
-                r.review(&a.action, a.tier, &a.reasons).await
+                // what people decided before for the most similar actions; a store error
+                // only costs the reviewer its examples
+                let history = self
+                    .db()
+                    .approval_history(crate::precedent::HISTORY)
+                    .await
+                    .map(|rows| crate::precedent::from_rows(&rows))
+                    .unwrap_or_default();
+                let earlier = crate::precedent::select(&a.action, &history);
+                r.review_with(&a.action, a.tier, &a.reasons, &earlier).await
             }
             None => LlmReview {
                 model: String::new(),

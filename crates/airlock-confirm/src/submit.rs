@@ -49,12 +49,20 @@ impl Broker {
             .hash()
             .map(str::to_string)
             .unwrap_or_else(|_| fallback_hash());
+        // hosts a person approved an upload to are known from then on (only looked up when
+        // the policy checks hosts at all)
+        let known_hosts = if policy.settings.known_hosts.is_empty() {
+            Vec::new()
+        } else {
+            crate::hosts::approved_hosts(&self.db().approval_history(crate::hosts::HISTORY).await?)
+        };
         let ctx = Context {
             agent: Some(s.agent.clone()),
             session: Some(s.session.clone()),
             channel: Some(s.channel),
             cwd: s.cwd.clone(),
             recent_denials: streak,
+            known_hosts,
             ..Context::default()
         };
         let actor = Subject::new(s.agent.clone(), Some(s.session.clone()));

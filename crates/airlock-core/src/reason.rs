@@ -111,6 +111,12 @@ reason_codes! {
     CrisisDecision = "CRISIS_DECISION": "a decision taken for a person in crisis (contacting someone, sharing a location, ending the conversation) needs a person",
     /// The policy files could not be loaded.
     PolicyError = "POLICY_ERROR": "the policy files could not be loaded or are invalid, so airlock denies",
+    /// A state-changing action in a context declared production.
+    ProductionChange = "PRODUCTION_CHANGE": "the action changes something in a context declared production (policy, environment, kube context, branch or cloud profile), so a person confirms",
+    /// A behaviour the risk score weighs (credential reads, self-modification, another agent's files, asking for secrets).
+    RiskBehaviour = "RISK_BEHAVIOUR": "the action shows a behaviour the risk score weighs (reading credentials, changing the agent's own configuration, entering another agent's files, asking the person for secrets)",
+    /// An upload or write to a host the project does not know.
+    UnknownHost = "UNKNOWN_HOST": "an upload or write goes to a host the project's known hosts do not name",
     // -- capabilities (airlock-grants) --------------------------------------------------------
     /// An active grant covered the action and one of its uses was counted.
     GrantUsed = "GRANT_USED": "an active grant covered the action and one of its uses was counted",

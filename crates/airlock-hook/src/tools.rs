@@ -53,7 +53,8 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
         cwd: call.cwd.clone(),
         home: home.map(str::to_string),
         ..Context::default()
-    };
+    }
+    .with_env_facts();
     let (subject, assessment) = match kind(&name, &call.args) {
         Kind::Shell => match command_of(&call.args) {
             Some(cmd) => {
@@ -552,9 +553,19 @@ mod tests {
             "read_file",
             "view",
         ] {
-            let v = decide(t, json!({"file_path": "/home/dev/.ssh/id_rsa"}));
+            let v = decide(t, json!({"file_path": "/work/proj/src/lib.rs"}));
             assert_eq!(v.assessment.decision, Decision::Allow, "{t}");
             assert_eq!(v.assessment.tier, Tier::Safe, "{t}");
+            // reading a private key is a behaviour the risk score weighs: a person confirms
+            let v = decide(t, json!({"file_path": "/home/dev/.ssh/id_rsa"}));
+            assert_eq!(v.assessment.decision, Decision::Ask, "{t}");
+            assert!(
+                v.assessment
+                    .reasons
+                    .iter()
+                    .any(|f| f.rule_id == "behaviour.credential_read"),
+                "{t}"
+            );
         }
         let v = decide(
             "str_replace_editor",

@@ -13,6 +13,7 @@ use crate::file::{Confirmers, Profile, SideEffects};
 use crate::layer::{LayerKind, Rule, Tool};
 use crate::pattern::{Matcher, hosts_in, url_host};
 use crate::policy::Policy;
+use crate::risk::ScorePart;
 use crate::schema::{self, Pinned};
 use crate::tiers::{Channel, Requirement};
 
@@ -35,6 +36,17 @@ pub struct Context {
     pub crisis: bool,
     /// Denials in this session recently (the caller decides the window).
     pub recent_denials: u32,
+    /// The environment's name (`AIRLOCK_ENV`), for `[production] environments`.
+    pub environment: Option<String>,
+    /// The current kube context, for `[production] kube_contexts`.
+    pub kube_context: Option<String>,
+    /// The git branch checked out in `cwd`, for `[production] git_branches`.
+    pub git_branch: Option<String>,
+    /// The active cloud profile or project, for `[production] cloud_profiles`.
+    pub cloud_profile: Option<String>,
+    /// Hosts past approved actions of this project used (domain patterns), added to
+    /// `[hosts] known` by the caller.
+    pub known_hosts: Vec<String>,
 }
 
 /// One step of the evaluation, for explanations.
@@ -58,6 +70,8 @@ pub struct Verdict {
     pub decided_by: String,
     pub profile: Profile,
     pub score: u32,
+    /// Where the score's points came from.
+    pub score_parts: Vec<crate::risk::ScorePart>,
     /// What confirming takes, when the decision is ask.
     pub confirm: Option<Requirement>,
     pub trace: Vec<Step>,
@@ -66,7 +80,7 @@ pub struct Verdict {
 impl Verdict {
     /// A later check (profile, crisis, risk) raises the decision: its finding goes first and
     /// the step is traced.
-    fn raise(&mut self, trace: &mut Vec<Step>, layer: &str, rule: String, f: Finding) {
+    pub(crate) fn raise(&mut self, trace: &mut Vec<Step>, layer: &str, rule: String, f: Finding) {
         self.decision = self.decision.max(f.decision);
         self.tier = self.tier.max(f.tier);
         self.decided_by = f.rule_id.clone();
@@ -113,20 +127,20 @@ fn unloosenable(f: &Finding) -> bool {
 }
 
 /// What the built-in inspection found, plus what rules need to match.
-struct Inspected {
-    assessment: Assessment,
-    commands: Vec<airlock_shell::Ran>,
-    complete: bool,
+pub(crate) struct Inspected {
+    pub(crate) assessment: Assessment,
+    pub(crate) commands: Vec<airlock_shell::Ran>,
+    pub(crate) complete: bool,
     /// Normalised whole line (shell) for rules written over pipelines.
-    line: String,
-    path: Option<String>,
-    host: Option<String>,
-    tool: Option<String>,
-    side_effects: SideEffects,
+    pub(crate) line: String,
+    pub(crate) path: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) side_effects: SideEffects,
     /// A support tool in crisis mode: never gated.
-    crisis_support: bool,
-    home: Option<String>,
-    workspace: Option<String>,
+    pub(crate) crisis_support: bool,
+    pub(crate) home: Option<String>,
+    pub(crate) workspace: Option<String>,
 }
 
 impl Policy {
@@ -136,7 +150,8 @@ impl Policy {
             .settings
             .profile_for(ctx.agent.as_deref(), ctx.session_profile);
         let mut trace = Vec::new();
-        let ins = self.inspect(action, ctx);
+        let mut ins = self.inspect(action, ctx);
+        self.apply_bundle(action, ctx, &mut ins);
         let mut v = Verdict {
             decision: ins.assessment.decision,
             tier: ins.assessment.tier,
@@ -149,6 +164,7 @@ impl Policy {
                 .unwrap_or_else(|| "builtin:default".into()),
             profile,
             score: 0,
+            score_parts: Vec::new(),
             confirm: None,
             trace: Vec::new(),
         };
@@ -224,13 +240,16 @@ impl Policy {
         }
         self.apply_profile(action, ctx, &ins, profile, &mut v, &mut trace);
         self.apply_crisis(action, ctx, &mut v, &mut trace);
-        self.apply_risk(ctx, &mut v, &mut trace);
+        let parts = self.apply_context(action, ctx, &ins, &mut v, &mut trace);
+        self.apply_risk(ctx, parts, &mut v, &mut trace);
         if v.decision == Decision::Ask {
             let mut req = self.settings.requirement(v.tier);
             if v.reasons.iter().any(|f| {
                 matches!(
                     f.code,
-                    ReasonCode::RiskThreshold | ReasonCode::CrisisDecision
+                    ReasonCode::RiskThreshold
+                        | ReasonCode::CrisisDecision
+                        | ReasonCode::ProductionChange
                 )
             }) {
                 req.confirm = crate::tiers::stronger(req.confirm, Confirmers::Human);
@@ -688,22 +707,55 @@ impl Policy {
         );
     }
 
-    fn apply_risk(&self, ctx: &Context, v: &mut Verdict, trace: &mut Vec<Step>) {
+    fn apply_risk(
+        &self,
+        ctx: &Context,
+        context_parts: Vec<ScorePart>,
+        v: &mut Verdict,
+        trace: &mut Vec<Step>,
+    ) {
         let s = &self.settings;
-        let mut score: u32 = v
+        let findings: u32 = v
             .reasons
             .iter()
             .filter(|f| f.decision == v.decision && f.decision > Decision::Allow)
             .map(|f| s.weight(f.severity))
             .fold(0, u32::saturating_add);
-        if s.production || ctx.production {
-            score = score.saturating_add(s.production_weight);
+        let mut parts = Vec::new();
+        if findings > 0 {
+            parts.push(ScorePart {
+                part: "findings".into(),
+                points: findings,
+                why: format!(
+                    "the severities of the findings that set the decision ({})",
+                    v.reasons
+                        .iter()
+                        .filter(|f| f.decision == v.decision)
+                        .map(|f| f.rule_id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
         }
-        score = score.saturating_add(s.per_recent_denial.saturating_mul(ctx.recent_denials));
+        let contextual = !context_parts.is_empty();
+        parts.extend(context_parts);
+        let denials = s.per_recent_denial.saturating_mul(ctx.recent_denials);
+        if denials > 0 {
+            parts.push(ScorePart {
+                part: "recent_denials".into(),
+                points: denials,
+                why: format!("{} denials in this session recently", ctx.recent_denials),
+            });
+        }
+        let score = parts.iter().map(|p| p.points).fold(0, u32::saturating_add);
         v.score = score;
+        v.score_parts = parts;
         let channel = ctx.channel.unwrap_or(Channel::Terminal);
         let threshold = s.threshold(channel);
-        if v.decision == Decision::Deny || v.tier == Tier::Safe || score < threshold {
+        if v.decision == Decision::Deny
+            || (v.tier == Tier::Safe && !contextual)
+            || score < threshold
+        {
             return;
         }
         let already_person = v.confirm.is_some_and(|r| r.confirm.person())
@@ -783,7 +835,7 @@ pub fn load_error(why: &str) -> Assessment {
     )
 }
 
-fn deny_only(f: Finding) -> Assessment {
+pub(crate) fn deny_only(f: Finding) -> Assessment {
     Assessment::from_findings(vec![f], Decision::Deny)
 }
 
@@ -798,7 +850,7 @@ fn internal(what: &str) -> Assessment {
     ))
 }
 
-fn clip(s: &str) -> String {
+pub(crate) fn clip(s: &str) -> String {
     let mut out: String = s.chars().take(160).collect();
     if out.len() < s.len() {
         out.push('…');

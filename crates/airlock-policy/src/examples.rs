@@ -59,6 +59,15 @@ pub fn run(policy: &Policy, base: &Context) -> Vec<Outcome> {
                 ctx.agent = Some(a.clone());
             }
             ctx.crisis = ex.crisis.unwrap_or(false);
+            // an example's production facts are its own, never the machine's
+            ctx.production = ex.production.unwrap_or(false);
+            ctx.environment = ex.environment.clone();
+            ctx.kube_context = ex.kube_context.clone();
+            ctx.git_branch = ex.git_branch.clone();
+            ctx.cloud_profile = ex.cloud_profile.clone();
+            if let Some(c) = &ex.cwd {
+                ctx.cwd = Some(c.clone());
+            }
             let v = policy.evaluate(&action, &ctx);
             let rule_ok = ex.rule.as_ref().is_none_or(|r| *r == v.decided_by);
             out.push(Outcome {

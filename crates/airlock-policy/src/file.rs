@@ -27,6 +27,15 @@ pub struct PolicyFile {
     pub tools: Vec<ToolSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crisis: Option<CrisisSpec>,
+    /// What makes a context production (besides `[policy] production = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<ProductionSpec>,
+    /// Behaviours that weigh in the risk score, by name (`credential_read`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub behaviour: BTreeMap<String, BehaviourSpec>,
+    /// Hosts the project's code and past approved actions use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostsSpec>,
     /// Examples run by `airlock policy test`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<ExampleSpec>,
@@ -56,6 +65,63 @@ pub struct Settings {
     /// Managed layer only: whether grants may have broad scopes (`bash -c *`, `*`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_broad_grants: Option<bool>,
+    /// User layer only: directories (path globs) where the person lowers friction: allowed
+    /// actions there need no LLM review and unknown hosts are not asked about. Never in
+    /// production, and never over a rule or finding that asks or denies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_dirs: Vec<String>,
+}
+
+/// What makes a context production. Patterns are globs (`*` any run, `?` one character),
+/// matched without regard to ASCII case.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProductionSpec {
+    /// Environment names (`AIRLOCK_ENV`, or `--env`/`--stage`/`--environment` on a command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environments: Vec<String>,
+    /// Kubernetes contexts (the current one, or `--context` on a command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kube_contexts: Vec<String>,
+    /// Git branches checked out in the working directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_branches: Vec<String>,
+    /// Cloud profiles, projects and subscriptions (`AWS_PROFILE`, `--profile`, `--project`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cloud_profiles: Vec<String>,
+    /// The least tier a state-changing action in production asks at (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_tier: Option<u8>,
+}
+
+/// One behaviour the risk score weighs: the findings (rule-id globs) that show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BehaviourSpec {
+    /// Points added once when any of `rules` is among the findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// Rule ids (globs: `secrets.read_*`) whose findings show the behaviour.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    /// Regexes over the text of a message the agent sends (for behaviours of its output).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub text: Vec<String>,
+    /// What the finding says, for the agent and the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Hosts the project knows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostsSpec {
+    /// Domains (`example.com`, `*.example.com`) the project's code and approved actions use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known: Vec<String>,
+    /// Whether an upload or write to a host not known asks (default true once `known` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask_unknown: Option<bool>,
 }
 
 /// What an agent may change at all, whatever the rules say.
@@ -157,7 +223,12 @@ pub struct RiskSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
-    pub profile: Profile,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+    /// The agent's tool bundle: tool-name globs, plus `shell`, `write`, `fetch` and `message`
+    /// for commands, file writes, requests and messages. Anything else is denied for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
 }
 
 /// One rule. Exactly one matcher: `when` (Claude Code permission syntax) or one of `shell`,
@@ -261,6 +332,21 @@ pub struct ExampleSpec {
     pub agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crisis: Option<bool>,
+    /// The context is production (as `AIRLOCK_PRODUCTION=1` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<bool>,
+    /// Production facts of the example's context (examples never read the real ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud_profile: Option<String>,
+    /// The working directory (for trusted directories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     pub expect: Decision,
     /// The id of the rule that must decide (`LAYER:ID` or a check id).
     #[serde(default, skip_serializing_if = "Option::is_none")]

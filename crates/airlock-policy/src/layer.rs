@@ -266,6 +266,54 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
             crate::tiers::parse_duration(d).map_err(|e| format!("tiers: {e}"))?;
         }
     }
+    if !f.policy.trusted_dirs.is_empty() && kind != LayerKind::User {
+        return Err(
+            "policy.trusted_dirs lowers friction, so only the user layer may name trusted directories"
+                .into(),
+        );
+    }
+    for d in &f.policy.trusted_dirs {
+        PathPattern::new(d).map_err(|e| format!("policy.trusted_dirs: {e}"))?;
+    }
+    if let Some(p) = &f.production {
+        for g in p
+            .environments
+            .iter()
+            .chain(&p.kube_contexts)
+            .chain(&p.git_branches)
+            .chain(&p.cloud_profiles)
+        {
+            NameGlob::new(g).map_err(|e| format!("production: {e}"))?;
+        }
+        if let Some(t) = p.min_tier
+            && !(1..=4).contains(&t)
+        {
+            return Err(format!("production.min_tier {t}: use 1 to 4"));
+        }
+    }
+    for (name, b) in &f.behaviour {
+        for g in &b.rules {
+            NameGlob::new(g).map_err(|e| format!("behaviour.{name}: {e}"))?;
+        }
+        for t in &b.text {
+            regex::Regex::new(t).map_err(|e| format!("behaviour.{name}.text: {e}"))?;
+        }
+    }
+    if let Some(h) = &f.hosts {
+        for d in &h.known {
+            DomainPattern::new(d).map_err(|e| format!("hosts.known: {e}"))?;
+        }
+        if kind.tightens_only() && !h.known.is_empty() && h.ask_unknown == Some(false) {
+            return Err(
+                "hosts.ask_unknown = false loosens, so only the user layer may say it".into(),
+            );
+        }
+    }
+    for (name, a) in &f.agents {
+        for g in a.tools.iter().flatten() {
+            NameGlob::new(g).map_err(|e| format!("agents.{name}.tools: {e}"))?;
+        }
+    }
     if let Some(r) = &f.risk {
         for k in r.weights.keys() {
             if !matches!(k.as_str(), "info" | "low" | "medium" | "high" | "critical") {
@@ -277,7 +325,7 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
         for k in r.thresholds.keys() {
             if crate::Channel::parse(k).is_none() {
                 return Err(format!(
-                    "risk.thresholds.{k}: channels are terminal, chat and api"
+                    "risk.thresholds.{k}: channels are terminal, chat, api, telegram, discord and slack"
                 ));
             }
         }

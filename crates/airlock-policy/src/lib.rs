@@ -7,21 +7,26 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod claude;
+mod context;
 mod error;
 pub mod eval;
 pub mod examples;
+mod facts;
 pub mod file;
 pub mod layer;
 mod output;
 pub mod pattern;
 mod policy;
+pub mod risk;
 pub mod schema;
 pub mod tiers;
 
 pub use error::PolicyError;
 pub use eval::{Context, Step, Verdict, load_error};
+pub use facts::{git_branch, kube_current_context};
 pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};
 pub use policy::{BUILTIN, Policy, Sources};
+pub use risk::ScorePart;
 pub use tiers::{Channel, Requirement, parse_duration};

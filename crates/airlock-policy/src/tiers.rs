@@ -19,6 +19,9 @@ pub enum Channel {
     Terminal,
     Chat,
     Api,
+    Telegram,
+    Discord,
+    Slack,
 }
 
 impl Channel {
@@ -27,6 +30,9 @@ impl Channel {
             "terminal" => Some(Channel::Terminal),
             "chat" => Some(Channel::Chat),
             "api" => Some(Channel::Api),
+            "telegram" => Some(Channel::Telegram),
+            "discord" => Some(Channel::Discord),
+            "slack" => Some(Channel::Slack),
             _ => None,
         }
     }
@@ -36,6 +42,27 @@ impl Channel {
             Channel::Terminal => "terminal",
             Channel::Chat => "chat",
             Channel::Api => "api",
+            Channel::Telegram => "telegram",
+            Channel::Discord => "discord",
+            Channel::Slack => "slack",
+        }
+    }
+
+    /// Every channel, for help texts and checks.
+    pub const ALL: [Channel; 6] = [
+        Channel::Terminal,
+        Channel::Chat,
+        Channel::Api,
+        Channel::Telegram,
+        Channel::Discord,
+        Channel::Slack,
+    ];
+
+    /// A chat channel without a threshold of its own uses the `chat` threshold.
+    fn fallback(self) -> Option<Channel> {
+        match self {
+            Channel::Telegram | Channel::Discord | Channel::Slack => Some(Channel::Chat),
+            _ => None,
         }
     }
 }
@@ -62,6 +89,24 @@ mod secs {
     }
 }
 
+/// Patterns that make a context production.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProductionPatterns {
+    pub environments: Vec<String>,
+    pub kube_contexts: Vec<String>,
+    pub git_branches: Vec<String>,
+    pub cloud_profiles: Vec<String>,
+}
+
+/// One behaviour of the risk score.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Behaviour {
+    pub weight: u32,
+    pub rules: Vec<String>,
+    pub text: Vec<String>,
+    pub message: String,
+}
+
 /// The merged settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -73,7 +118,22 @@ pub struct Settings {
     pub profile: Profile,
     pub max_profile: Profile,
     pub agents: BTreeMap<String, Profile>,
+    /// Tool bundles per agent: the agent may use only these (globs, plus `shell`, `write`,
+    /// `fetch`, `message`). Later layers narrow: a name must be in every layer's bundle.
+    pub bundles: BTreeMap<String, Vec<Vec<String>>>,
     pub production: bool,
+    /// What makes a context production (merged: every layer's patterns count).
+    pub production_patterns: ProductionPatterns,
+    /// The least tier a state-changing action in production asks at.
+    pub production_min_tier: u8,
+    /// Behaviours weighed in the score: name -> (weight, rule-id globs, message).
+    pub behaviours: BTreeMap<String, Behaviour>,
+    /// Hosts the project knows (domain patterns).
+    pub known_hosts: Vec<String>,
+    /// Whether an upload or write to an unknown host asks.
+    pub ask_unknown_hosts: bool,
+    /// Directories (path globs) where the person lowers friction (user layer only).
+    pub trusted_dirs: Vec<String>,
     pub user_may_allow: bool,
     pub allow_broad_grants: bool,
     pub crisis_support: Vec<String>,
@@ -105,7 +165,14 @@ impl Settings {
             profile: Profile::WorkspaceWrite,
             max_profile: Profile::Full,
             agents: BTreeMap::new(),
+            bundles: BTreeMap::new(),
             production: false,
+            production_patterns: ProductionPatterns::default(),
+            production_min_tier: 3,
+            behaviours: BTreeMap::new(),
+            known_hosts: Vec::new(),
+            ask_unknown_hosts: true,
+            trusted_dirs: Vec::new(),
             user_may_allow: true,
             allow_broad_grants: false,
             crisis_support: Vec::new(),
@@ -172,16 +239,65 @@ impl Settings {
             self.max_profile = self.max_profile.min(p);
         }
         for (agent, spec) in &f.agents {
-            match self.agents.get_mut(agent) {
-                Some(e) if tighten => *e = (*e).min(spec.profile),
-                _ if tighten => {
-                    let floor = self.profile.min(spec.profile);
-                    self.agents.insert(agent.clone(), floor);
-                }
-                _ => {
-                    self.agents.insert(agent.clone(), spec.profile);
+            if let Some(profile) = spec.profile {
+                match self.agents.get_mut(agent) {
+                    Some(e) if tighten => *e = (*e).min(profile),
+                    _ if tighten => {
+                        let floor = self.profile.min(profile);
+                        self.agents.insert(agent.clone(), floor);
+                    }
+                    _ => {
+                        self.agents.insert(agent.clone(), profile);
+                    }
                 }
             }
+            if let Some(tools) = &spec.tools {
+                let b = self.bundles.entry(agent.clone()).or_default();
+                if !tighten {
+                    // the user's bundle replaces the built-in one; project and managed
+                    // bundles are added as further constraints (a name must pass each)
+                    b.clear();
+                }
+                b.push(tools.clone());
+            }
+        }
+        if let Some(p) = &f.production {
+            let pp = &mut self.production_patterns;
+            pp.environments.extend(p.environments.iter().cloned());
+            pp.kube_contexts.extend(p.kube_contexts.iter().cloned());
+            pp.git_branches.extend(p.git_branches.iter().cloned());
+            pp.cloud_profiles.extend(p.cloud_profiles.iter().cloned());
+            if let Some(t) = p.min_tier {
+                self.production_min_tier = if tighten {
+                    self.production_min_tier.max(t)
+                } else {
+                    t
+                };
+            }
+        }
+        for (name, spec) in &f.behaviour {
+            let b = self.behaviours.entry(name.clone()).or_default();
+            if let Some(w) = spec.weight {
+                b.weight = if tighten { b.weight.max(w) } else { w };
+            }
+            b.rules.extend(spec.rules.iter().cloned());
+            b.text.extend(spec.text.iter().cloned());
+            if let Some(m) = &spec.message {
+                b.message = m.clone();
+            }
+        }
+        if let Some(h) = &f.hosts {
+            self.known_hosts.extend(h.known.iter().cloned());
+            if let Some(a) = h.ask_unknown {
+                self.ask_unknown_hosts = if tighten {
+                    self.ask_unknown_hosts || a
+                } else {
+                    a
+                };
+            }
+        }
+        if kind == LayerKind::User {
+            self.trusted_dirs = f.policy.trusted_dirs.clone();
         }
         if let Some(p) = f.policy.production {
             self.production = if tighten { self.production || p } else { p };
@@ -218,7 +334,18 @@ impl Settings {
     }
 
     pub fn threshold(&self, c: Channel) -> u32 {
-        self.thresholds.get(&c).copied().unwrap_or(u32::MAX)
+        self.thresholds
+            .get(&c)
+            .or_else(|| c.fallback().and_then(|f| self.thresholds.get(&f)))
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Whether the agent's bundle (if it has one) lets it use `name` (a tool name, or
+    /// `shell`, `write`, `fetch`, `message`). `None` when the agent has no bundle.
+    pub fn bundle_allows(&self, agent: Option<&str>, name: &str) -> Option<bool> {
+        let b = self.bundles.get(agent?)?;
+        Some(b.iter().all(|layer| names(layer, name)))
     }
 
     /// The profile of an agent in a session: the narrowest of the default, the agent's, the

@@ -64,6 +64,7 @@ pub fn context_from_env() -> Context {
         home: std::env::var("HOME").ok(),
         ..Context::default()
     }
+    .with_env_facts()
 }
 
 #[derive(clap::Args)]
@@ -112,8 +113,8 @@ struct ExplainArgs {
     /// The session is in crisis mode.
     #[arg(long)]
     crisis: bool,
-    /// The channel the request came from: terminal, chat or api.
-    #[arg(long, default_value = "terminal", value_parser = ["terminal", "chat", "api"])]
+    /// The channel the request came from (its risk threshold applies).
+    #[arg(long, default_value = "terminal", value_parser = ["terminal", "chat", "api", "telegram", "discord", "slack"])]
     channel: String,
     /// Print the verdict as JSON.
     #[arg(long)]
@@ -283,12 +284,23 @@ fn explain(a: ExplainArgs) -> Result<u8> {
     }
     writeln!(out, "decision: {} (tier {})", v.decision, v.tier)?;
     writeln!(out, "decided by: {}", v.decided_by)?;
+    let channel = ctx.channel.unwrap_or(airlock_policy::Channel::Terminal);
+    let threshold = policy.settings.threshold(channel);
     writeln!(
         out,
-        "profile: {}  risk score: {}",
+        "profile: {}  risk score: {} (threshold {} for {})",
         v.profile.as_str(),
-        v.score
+        v.score,
+        if threshold == u32::MAX {
+            "none".to_string()
+        } else {
+            threshold.to_string()
+        },
+        channel.as_str()
     )?;
+    for p in &v.score_parts {
+        writeln!(out, "  +{:<4} {:<28} {}", p.points, p.part, p.why)?;
+    }
     if let Some(c) = &v.confirm {
         writeln!(
             out,
