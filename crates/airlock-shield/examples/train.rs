@@ -39,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let samples = load_all(&corpora)?;
+    let samples: Vec<&airlock_shield::corpus::Sample> = samples.iter().collect();
     for dir in [Direction::User, Direction::Tool] {
         let set = airlock_shield::train::training_set(&samples, dir);
         let pos = set.iter().filter(|s| s.1).count();
