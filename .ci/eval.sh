@@ -12,5 +12,6 @@ corpora=$2
   --min-recall-for tirith=0.965 --max-benign-asked-for tirith=0.055 \
   --min-recall-for hermes=0.92 --max-benign-asked-for hermes=0.025
 
-# Text scanner (docs/evaluation.md, "Text scanner"): held-out splits only; floors in the file.
-"$bin" eval text --corpora "$corpora" --floors crates/airlock-shield/eval-floors.toml
+# Text scanner (docs/evaluation.md, "Text scanner"): held-out splits, and leave-one-out
+# (--loso: each source trained and calibrated without, then scanned whole); floors in the file.
+"$bin" eval text --corpora "$corpora" --loso --floors crates/airlock-shield/eval-floors.toml
