@@ -81,10 +81,7 @@ pub fn leave_one_out(
     let mut keep = vec![true; samples.len()];
     for g in groups(samples) {
         progress(&g);
-        let used = g
-            .members
-            .iter()
-            .any(|&i| samples[i].split != Split::Test);
+        let used = g.members.iter().any(|&i| samples[i].split != Split::Test);
         if used {
             for &i in &g.members {
                 keep[i] = false;
@@ -159,9 +156,27 @@ mod tests {
         let s = vec![
             sample("bipia_context", "", Label::Benign, Split::Train, "a"),
             sample("bipia_text_attack", "", Label::Attack, Split::Test, "b"),
-            sample("multilingual/override", "de", Label::Attack, Split::Test, "c"),
-            sample("multilingual/extraction", "de", Label::Benign, Split::Test, "d"),
-            sample("multilingual/extraction", "fr", Label::Attack, Split::Test, "e"),
+            sample(
+                "multilingual/override",
+                "de",
+                Label::Attack,
+                Split::Test,
+                "c",
+            ),
+            sample(
+                "multilingual/extraction",
+                "de",
+                Label::Benign,
+                Split::Test,
+                "d",
+            ),
+            sample(
+                "multilingual/extraction",
+                "fr",
+                Label::Attack,
+                Split::Test,
+                "e",
+            ),
         ];
         let g = groups(&s);
         let names: Vec<&str> = g.iter().map(|g| g.name.as_str()).collect();
@@ -185,11 +200,39 @@ mod tests {
         // one's attack word; left out, it cannot, so the fold's recall on it is lower.
         let mut s = Vec::new();
         for i in 0..60 {
-            let split = if i % 10 == 6 { Split::Calib } else { Split::Train };
-            s.push(sample("alpha", "", Label::Attack, split, &format!("zorblax quintessence {i}")));
-            s.push(sample("alpha", "", Label::Benign, split, &format!("weather report number {i}")));
-            s.push(sample("beta", "", Label::Attack, split, &format!("frobnicate wizzle {i}")));
-            s.push(sample("beta", "", Label::Benign, split, &format!("garden party list {i}")));
+            let split = if i % 10 == 6 {
+                Split::Calib
+            } else {
+                Split::Train
+            };
+            s.push(sample(
+                "alpha",
+                "",
+                Label::Attack,
+                split,
+                &format!("zorblax quintessence {i}"),
+            ));
+            s.push(sample(
+                "alpha",
+                "",
+                Label::Benign,
+                split,
+                &format!("weather report number {i}"),
+            ));
+            s.push(sample(
+                "beta",
+                "",
+                Label::Attack,
+                split,
+                &format!("frobnicate wizzle {i}"),
+            ));
+            s.push(sample(
+                "beta",
+                "",
+                Label::Benign,
+                split,
+                &format!("garden party list {i}"),
+            ));
         }
         let mut scanner = Scanner::builtin().unwrap();
         let cfg = Config::default();
@@ -210,7 +253,11 @@ mod tests {
             .filter(|x| x.corpus == "alpha" && x.label == Label::Attack)
             .filter(|x| scanner.scan(&x.text, x.direction).verdict.is_attack())
             .count();
-        assert!(caught > recall("alpha").k, "{caught} vs {:?}", recall("alpha"));
+        assert!(
+            caught > recall("alpha").k,
+            "{caught} vs {:?}",
+            recall("alpha")
+        );
         assert_eq!(scanner.model(), &full);
     }
 }

@@ -55,7 +55,8 @@ pub fn training_set<'a>(samples: &[&'a Sample], dir: Direction) -> Vec<(&'a str,
         .filter(|s| match dir {
             Direction::User => {
                 s.direction == Direction::User
-                    || (s.label == Label::Benign && PASTED_INTO_MESSAGES.contains(&s.corpus.as_str()))
+                    || (s.label == Label::Benign
+                        && PASTED_INTO_MESSAGES.contains(&s.corpus.as_str()))
             }
             // A jailbreak pasted into a document is an injection too.
             Direction::Tool => s.direction == Direction::Tool || s.label == Label::Attack,
@@ -78,7 +79,10 @@ pub fn training_set<'a>(samples: &[&'a Sample], dir: Direction) -> Vec<(&'a str,
         .iter()
         .map(|s| {
             let y = s.label == Label::Attack;
-            let n = per_corpus.get(&(s.corpus.as_str(), y)).copied().unwrap_or(1) as f32;
+            let n = per_corpus
+                .get(&(s.corpus.as_str(), y))
+                .copied()
+                .unwrap_or(1) as f32;
             (s.text.as_str(), y, class_n(y) / corpora_in(y) / n)
         })
         .collect()

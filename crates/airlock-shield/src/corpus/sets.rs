@@ -156,9 +156,9 @@ fn zhang(r: &Reader, out: &mut Out) -> Result<(), super::CorpusError> {
 }
 
 fn spikee(r: &Reader, out: &mut Out) -> Result<(), super::CorpusError> {
-    for v in r.jsonl(
-        "spikee/results/results_protect_ai_v2-targeted-2024-12-document_1734624408.jsonl",
-    )? {
+    for v in
+        r.jsonl("spikee/results/results_protect_ai_v2-targeted-2024-12-document_1734624408.jsonl")?
+    {
         let t = field(&v, "input");
         let lang = field(&v, "lang");
         let s = split(&t);

@@ -66,7 +66,11 @@ pub fn load_team(dir: &Path) -> Result<Vec<Sample>, CorpusError> {
                     "attack" => Label::Attack,
                     "benign" => Label::Benign,
                     "crisis" => Label::Crisis,
-                    o => return Err(at(format!("label `{o}`: expected attack, benign or crisis"))),
+                    o => {
+                        return Err(at(format!(
+                            "label `{o}`: expected attack, benign or crisis"
+                        )));
+                    }
                 };
                 let direction = match line.direction.as_str() {
                     "user" => Direction::User,
