@@ -146,4 +146,29 @@ mod tests {
         std::fs::remove_dir_all(d).ok();
         assert!(load_team(Path::new("/nonexistent/airlock")).is_err());
     }
+
+    #[test]
+    fn odd_files_give_a_result_or_an_error() {
+        // Invalid UTF-8: an error naming the file.
+        let d = dir_with(&[("attacks/bin.jsonl", "x")]);
+        std::fs::write(d.join("attacks/bin.jsonl"), [0xff, 0xfe, b'\n']).unwrap();
+        let e = load_team(&d).unwrap_err();
+        assert!(e.to_string().contains("bin.jsonl"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+        // Empty file, blank lines, an empty text: no samples, no error.
+        let d = dir_with(&[(
+            "attacks/empty.jsonl",
+            "\n  \n{\"text\":\"  \",\"label\":\"attack\",\"direction\":\"user\"}\n",
+        )]);
+        assert!(load_team(&d).unwrap().is_empty());
+        std::fs::remove_dir_all(&d).ok();
+        // A million emoji in one line: read whole.
+        let text = "\u{1F600}".repeat(1_000_000);
+        let line = format!("{{\"text\":\"{text}\",\"label\":\"benign\",\"direction\":\"tool\"}}\n");
+        let d = dir_with(&[("attacks/emoji.jsonl", &line)]);
+        let s = load_team(&d).unwrap();
+        assert_eq!(s[0].text.chars().count(), 1_000_000);
+        assert_eq!(s[0].lang, "");
+        std::fs::remove_dir_all(&d).ok();
+    }
 }
