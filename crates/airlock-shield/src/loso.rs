@@ -196,8 +196,9 @@ mod tests {
 
     #[test]
     fn a_left_out_group_is_scored_by_a_model_that_never_saw_it() {
-        // Two tiny sources with their own vocabularies: trained on both, the model knows each
-        // one's attack word; left out, it cannot, so the fold's recall on it is lower.
+        // Two tiny sources with their own vocabularies: trained on both, the model tells each
+        // one's attacks from its benign texts; with a source left out it has never seen either
+        // side's words, so it separates that source's two sides less well.
         let mut s = Vec::new();
         for i in 0..60 {
             let split = if i % 10 == 6 {
@@ -205,58 +206,52 @@ mod tests {
             } else {
                 Split::Train
             };
-            s.push(sample(
-                "alpha",
-                "",
-                Label::Attack,
-                split,
-                &format!("zorblax quintessence {i}"),
-            ));
-            s.push(sample(
-                "alpha",
-                "",
-                Label::Benign,
-                split,
-                &format!("weather report number {i}"),
-            ));
-            s.push(sample(
-                "beta",
-                "",
-                Label::Attack,
-                split,
-                &format!("frobnicate wizzle {i}"),
-            ));
-            s.push(sample(
-                "beta",
-                "",
-                Label::Benign,
-                split,
-                &format!("garden party list {i}"),
-            ));
+            for (c, attack, benign) in [
+                ("alpha", "zorblax quintessence", "weather report"),
+                ("beta", "frobnicate wizzle", "garden party"),
+            ] {
+                s.push(sample(
+                    c,
+                    "",
+                    Label::Attack,
+                    split,
+                    &format!("{attack} {i}"),
+                ));
+                s.push(sample(
+                    c,
+                    "",
+                    Label::Benign,
+                    split,
+                    &format!("{benign} {i}"),
+                ));
+            }
         }
         let mut scanner = Scanner::builtin().unwrap();
         let cfg = Config::default();
         let mut seen = Vec::new();
         let rows = leave_one_out(&s, &cfg, &mut scanner, |g| seen.push(g.name.clone()));
         assert_eq!(seen, ["alpha", "beta"]);
-        let recall = |c: &str| {
+        let rate = |l: Label| {
             rows.iter()
-                .find(|r| r.corpus == c && r.label == Label::Attack)
+                .find(|r| r.corpus == "alpha" && r.label == l)
                 .unwrap()
                 .flagged
         };
-        assert_eq!(recall("alpha").n, 60);
+        assert_eq!(rate(Label::Attack).n, 60);
+        let fold_gap = rate(Label::Attack).value() - rate(Label::Benign).value();
         let all: Vec<&Sample> = s.iter().collect();
         let full = train(&all, &cfg, &mut scanner);
-        let caught = s
-            .iter()
-            .filter(|x| x.corpus == "alpha" && x.label == Label::Attack)
-            .filter(|x| scanner.scan(&x.text, x.direction).verdict.is_attack())
-            .count();
+        let flagged = |l: Label| {
+            s.iter()
+                .filter(|x| x.corpus == "alpha" && x.label == l)
+                .filter(|x| !scanner.scan(&x.text, x.direction).verdict.is_clean())
+                .count() as f64
+                / 60.0
+        };
+        let full_gap = flagged(Label::Attack) - flagged(Label::Benign);
         assert!(
-            caught > recall("alpha").k,
-            "{caught} vs {:?}",
-            recall("alpha")
+            fold_gap < full_gap,
+            "left out {fold_gap}, trained on {full_gap}"
         );
         assert_eq!(scanner.model(), &full);
     }
