@@ -14,5 +14,6 @@ corpora=$2
 # (hermes 0.92 -> 0.915: issue 19's product decision allows deleting build/, which Hermes labels
 # dangerous on three lines; without the listed disagreements recall is unchanged at 92.3%)
 
-# Text scanner (docs/evaluation.md, "Text scanner"): held-out splits only; floors in the file.
-"$bin" eval text --corpora "$corpora" --floors crates/airlock-shield/eval-floors.toml
+# Text scanner (docs/evaluation.md, "Text scanner"): held-out splits, and leave-one-out
+# (--loso: each source trained and calibrated without, then scanned whole); floors in the file.
+"$bin" eval text --corpora "$corpora" --loso --floors crates/airlock-shield/eval-floors.toml

@@ -78,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Label::Crisis => !r.verdict.is_crisis(),
         };
         let e = counts
-            .entry(s.corpus)
+            .entry(s.corpus.as_str())
             .or_insert((0, 0, s.label, s.direction));
         e.0 += 1;
         e.1 += usize::from(wrong);

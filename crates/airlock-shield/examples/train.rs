@@ -2,27 +2,30 @@
 //!
 //! ```text
 //! cargo run --release -p airlock-shield --features corpora --example train -- \
-//!     [--corpora ../shared/corpora] [--out crates/airlock-shield/model/text-model.bin] \
+//!     [--corpora ../shared/corpora] [--datasets datasets/text] \
+//!     [--out crates/airlock-shield/model/text-model.bin] \
 //!     [--l2 X] [--epochs N] [--learning-rate X] [--target-fpr F]   # defaults: what made the committed weights
 //! ```
 //!
-//! Only the training split of permissively licensed corpora is used (see `corpus.rs`); the
-//! threshold is chosen on the calibration split. Deterministic: same corpora, same bytes.
+//! Only the training split of permissively licensed corpora and of the team's sets is used
+//! (see `corpus/`); the threshold is chosen on the calibration split. Deterministic: same corpora, same bytes.
 
 use std::path::PathBuf;
 
-use airlock_shield::corpus::{Label, Split, load_all};
+use airlock_shield::corpus::{Label, Split, load_all, load_team};
 use airlock_shield::train::{Config, calibration_benign, train};
 use airlock_shield::{Direction, Scanner};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut corpora = PathBuf::from("../shared/corpora");
+    let mut datasets = PathBuf::from("datasets/text");
     let mut out = PathBuf::from("crates/airlock-shield/model/text-model.bin");
     let mut cfg = Config::default();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--corpora" => corpora = args.next().ok_or("--corpora needs a value")?.into(),
+            "--datasets" => datasets = args.next().ok_or("--datasets needs a value")?.into(),
             "--out" => out = args.next().ok_or("--out needs a value")?.into(),
             "--l2" => cfg.l2 = args.next().ok_or("--l2 needs a value")?.parse()?,
             "--epochs" => cfg.epochs = args.next().ok_or("--epochs needs a value")?.parse()?,
@@ -38,7 +41,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => return Err(format!("unknown argument {a}").into()),
         }
     }
-    let samples = load_all(&corpora)?;
+    let mut samples = load_all(&corpora)?;
+    samples.extend(load_team(&datasets)?);
+    let samples: Vec<&airlock_shield::corpus::Sample> = samples.iter().collect();
     for dir in [Direction::User, Direction::Tool] {
         let set = airlock_shield::train::training_set(&samples, dir);
         let pos = set.iter().filter(|s| s.1).count();

@@ -29,6 +29,8 @@ mod test_rng;
 #[cfg(feature = "corpora")]
 pub mod corpus;
 #[cfg(feature = "corpora")]
+pub mod loso;
+#[cfg(feature = "corpora")]
 pub mod report;
 #[cfg(feature = "corpora")]
 pub mod train;

@@ -46,15 +46,17 @@ pub const PASTED_INTO_MESSAGES: &[&str] = &["gpteacher_output", "bipia_context"]
 /// Which samples train which direction's model.
 /// Each item carries a weight so that every corpus counts equally within its class: a large
 /// set (3,000 role-play prompts) must not teach the model that "benign" means "like that set".
-pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool, f32)> {
+pub fn training_set<'a>(samples: &[&'a Sample], dir: Direction) -> Vec<(&'a str, bool, f32)> {
     let chosen: Vec<&Sample> = samples
         .iter()
+        .copied()
         .filter(|s| s.split == Split::Train && s.label != Label::Crisis)
-        .filter(|s| !NOT_TRAINING.contains(&s.corpus))
+        .filter(|s| !NOT_TRAINING.contains(&s.corpus.as_str()))
         .filter(|s| match dir {
             Direction::User => {
                 s.direction == Direction::User
-                    || (s.label == Label::Benign && PASTED_INTO_MESSAGES.contains(&s.corpus))
+                    || (s.label == Label::Benign
+                        && PASTED_INTO_MESSAGES.contains(&s.corpus.as_str()))
             }
             // A jailbreak pasted into a document is an injection too.
             Direction::Tool => s.direction == Direction::Tool || s.label == Label::Attack,
@@ -63,7 +65,7 @@ pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool, f32)
     let mut per_corpus: std::collections::BTreeMap<(&str, bool), usize> = Default::default();
     for s in &chosen {
         *per_corpus
-            .entry((s.corpus, s.label == Label::Attack))
+            .entry((s.corpus.as_str(), s.label == Label::Attack))
             .or_default() += 1;
     }
     let corpora_in = |y: bool| per_corpus.keys().filter(|k| k.1 == y).count().max(1) as f32;
@@ -77,7 +79,10 @@ pub fn training_set(samples: &[Sample], dir: Direction) -> Vec<(&str, bool, f32)
         .iter()
         .map(|s| {
             let y = s.label == Label::Attack;
-            let n = per_corpus.get(&(s.corpus, y)).copied().unwrap_or(1) as f32;
+            let n = per_corpus
+                .get(&(s.corpus.as_str(), y))
+                .copied()
+                .unwrap_or(1) as f32;
             (s.text.as_str(), y, class_n(y) / corpora_in(y) / n)
         })
         .collect()
@@ -161,20 +166,22 @@ pub fn calibrate(scanner: &Scanner, benign: &[&str], dir: Direction, target_fpr:
 
 /// The calibration split's benign texts for a direction: that direction's own, and for user
 /// messages also the pasted-content sets that train the user model.
-pub fn calibration_benign(samples: &[Sample], dir: Direction) -> Vec<&str> {
+pub fn calibration_benign<'a>(samples: &[&'a Sample], dir: Direction) -> Vec<&'a str> {
     samples
         .iter()
+        .copied()
         .filter(|s| s.split == Split::Calib && s.label == Label::Benign)
         .filter(|s| {
             s.direction == dir
-                || (dir == Direction::User && PASTED_INTO_MESSAGES.contains(&s.corpus))
+                || (dir == Direction::User && PASTED_INTO_MESSAGES.contains(&s.corpus.as_str()))
         })
         .map(|s| s.text.as_str())
         .collect()
 }
 
-/// Trains both directions and calibrates their thresholds.
-pub fn train(samples: &[Sample], cfg: &Config, scanner: &mut Scanner) -> Model {
+/// Trains both directions and calibrates their thresholds (on the training and calibration
+/// splits of `samples`; the held-out split is not read).
+pub fn train(samples: &[&Sample], cfg: &Config, scanner: &mut Scanner) -> Model {
     let user = train_linear(&training_set(samples, Direction::User), cfg);
     let tool = train_linear(&training_set(samples, Direction::Tool), cfg);
     let mut model = Model {

@@ -20,6 +20,7 @@ pub mod commands;
 mod commands_score;
 mod corpus_commands;
 pub mod text;
+mod text_loso;
 
 pub fn run(args: Args) -> Result<u8> {
     match args.suite {

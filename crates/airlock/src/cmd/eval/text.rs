@@ -6,11 +6,14 @@
 //!
 //! Only items the model never trained on are reported: see `airlock_shield::corpus` for the
 //! split and `docs/evaluation.md` for which corpus parts are train and which held out.
+//!
+//! `--loso` adds the leave-one-out table (see `text_loso.rs`): each source trained and
+//! calibrated without, then scanned whole. Its floors are the `[loso]` tables of the floors file.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use airlock_shield::corpus::{Label, Sample, Split, load_all};
+use airlock_shield::corpus::{Label, Sample, Split, load_all, load_team};
 use airlock_shield::report::{Rate, recall_above, roc, roc_svg, threshold_at_fpr};
 use airlock_shield::{Direction, Scanner};
 use anyhow::{Context, Result, bail};
@@ -43,6 +46,13 @@ pub struct Args {
     /// Exit 0 with a notice when the corpora directory is missing.
     #[arg(long)]
     allow_missing: bool,
+    /// The team's labelled sets (`<group>/<family>.jsonl`); skipped with a notice when missing.
+    #[arg(long, default_value = "datasets/text")]
+    datasets: PathBuf,
+    /// Also run leave-one-out: each source trained and calibrated without, then scanned whole
+    /// (about a second per source in a release build); checks the floors file's `[loso]` tables.
+    #[arg(long)]
+    loso: bool,
 }
 
 fn parse_floor(s: &str) -> Result<(String, f64), String> {
@@ -60,20 +70,23 @@ fn parse_floor(s: &str) -> Result<(String, f64), String> {
 
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct FloorFile {
+pub(super) struct FloorFile {
     #[serde(default)]
-    min_recall: BTreeMap<String, f64>,
+    pub(super) min_recall: BTreeMap<String, f64>,
     #[serde(default)]
-    max_fpr: BTreeMap<String, f64>,
+    pub(super) max_fpr: BTreeMap<String, f64>,
+    /// Floors on the leave-one-out figures (`--loso`), by corpus name as its table prints it.
+    #[serde(default)]
+    pub(super) loso: Option<Box<FloorFile>>,
 }
 
 /// One corpus's outcome.
-struct Row {
-    corpus: &'static str,
-    direction: Direction,
-    label: Label,
-    flagged: Rate,
-    scores: Vec<f32>,
+pub(super) struct Row {
+    pub(super) corpus: String,
+    pub(super) direction: Direction,
+    pub(super) label: Label,
+    pub(super) flagged: Rate,
+    pub(super) scores: Vec<f32>,
 }
 
 pub fn run(mut args: Args) -> Result<u8> {
@@ -91,13 +104,28 @@ pub fn run(mut args: Args) -> Result<u8> {
         );
         return Ok(EXIT_ERROR);
     }
+    let mut loso_floors = FloorFile::default();
     if let Some(f) = &args.floors {
         let src = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         let ff: FloorFile = toml::from_str(&src).with_context(|| format!("in {}", f.display()))?;
         args.min_recall.extend(ff.min_recall);
         args.max_fpr.extend(ff.max_fpr);
+        if let Some(l) = ff.loso {
+            if l.loso.is_some() {
+                bail!("{}: [loso] cannot hold another [loso]", f.display());
+            }
+            loso_floors = *l;
+        }
     }
-    let samples = load_all(&args.corpora)?;
+    let mut samples = load_all(&args.corpora)?;
+    if args.datasets.is_dir() {
+        samples.extend(load_team(&args.datasets)?);
+    } else {
+        println!(
+            "airlock eval text: the team's sets not found at {}; shared corpora only",
+            args.datasets.display()
+        );
+    }
     let held: Vec<&Sample> = samples.iter().filter(|s| s.split == Split::Test).collect();
     let mut scanner = Scanner::builtin()?;
     if let Some(w) = &args.weights {
@@ -125,11 +153,14 @@ pub fn run(mut args: Args) -> Result<u8> {
             Label::Attack => r.verdict.is_attack(),
             Label::Benign => !r.verdict.is_clean(),
         };
-        let row = match rows.iter_mut().find(|x| x.corpus == s.corpus) {
+        let row = match rows
+            .iter_mut()
+            .find(|x| x.corpus == s.corpus && x.label == s.label)
+        {
             Some(x) => x,
             None => {
                 rows.push(Row {
-                    corpus: s.corpus,
+                    corpus: s.corpus.clone(),
                     direction: s.direction,
                     label: s.label,
                     flagged: Rate { k: 0, n: 0 },
@@ -185,17 +216,28 @@ pub fn run(mut args: Args) -> Result<u8> {
         .with_context(|| format!("writing {}", args.roc.display()))?;
     println!("ROC plot: {}", args.roc.display());
 
-    check_floors(&rows, &args.min_recall, &args.max_fpr)
+    let held_code = check_floors(&rows, &args.min_recall, &args.max_fpr)?;
+    if !args.loso {
+        if loso_floors.loso.is_none()
+            && (!loso_floors.min_recall.is_empty() || !loso_floors.max_fpr.is_empty())
+        {
+            println!("(the floors file's [loso] tables are checked with --loso)");
+        }
+        return Ok(held_code);
+    }
+    println!();
+    let loso_code = super::text_loso::run(&samples, &loso_floors, args.markdown)?;
+    Ok(held_code.max(loso_code))
 }
 
-fn dir_name(d: Direction) -> &'static str {
+pub(super) fn dir_name(d: Direction) -> &'static str {
     match d {
         Direction::User => "user",
         Direction::Tool => "tool",
     }
 }
 
-fn print_table(rows: &[Row], thresholds: &BTreeMap<&str, f32>, markdown: bool) {
+pub(super) fn print_table(rows: &[Row], thresholds: &BTreeMap<&str, f32>, markdown: bool) {
     if markdown {
         println!("| corpus | dir | label | n | metric | value | 95% CI | recall@1%FPR |");
         println!("|---|---|---|---:|---|---:|---|---:|");
@@ -246,19 +288,24 @@ fn print_table(rows: &[Row], thresholds: &BTreeMap<&str, f32>, markdown: bool) {
     }
 }
 
-fn check_floors(
+pub(super) fn check_floors(
     rows: &[Row],
     min_recall: &[(String, f64)],
     max_fpr: &[(String, f64)],
 ) -> Result<u8> {
     let mut failed = Vec::new();
     for (name, floor) in min_recall {
-        let Some(r) = rows.iter().find(|r| r.corpus == name) else {
+        let Some(r) = rows
+            .iter()
+            .find(|r| r.corpus == *name && r.label != Label::Benign)
+        else {
+            if rows.iter().any(|r| r.corpus == *name) {
+                bail!(
+                    "--min-recall {name}: a benign corpus has a false-positive rate, not a recall"
+                );
+            }
             bail!("--min-recall {name}: no such corpus (see the table for names)");
         };
-        if r.label == Label::Benign {
-            bail!("--min-recall {name}: a benign corpus has a false-positive rate, not a recall");
-        }
         if r.flagged.value() < *floor {
             failed.push(format!(
                 "{name}: recall {:.2}% is under the floor {:.2}%",
@@ -268,12 +315,15 @@ fn check_floors(
         }
     }
     for (name, ceiling) in max_fpr {
-        let Some(r) = rows.iter().find(|r| r.corpus == name) else {
+        let Some(r) = rows
+            .iter()
+            .find(|r| r.corpus == *name && r.label == Label::Benign)
+        else {
+            if rows.iter().any(|r| r.corpus == *name) {
+                bail!("--max-fpr {name}: not a benign corpus");
+            }
             bail!("--max-fpr {name}: no such corpus (see the table for names)");
         };
-        if r.label != Label::Benign {
-            bail!("--max-fpr {name}: not a benign corpus");
-        }
         if r.flagged.value() > *ceiling {
             failed.push(format!(
                 "{name}: false-positive rate {:.2}% is over the ceiling {:.2}%",

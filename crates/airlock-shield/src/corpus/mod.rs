@@ -11,6 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod sets;
+mod team;
+
+pub use team::load_team;
+
 use crate::Direction;
 
 /// Which side of the split an item is on.
@@ -35,7 +40,14 @@ pub enum Label {
 /// One labelled text.
 #[derive(Debug, Clone)]
 pub struct Sample {
-    pub corpus: &'static str,
+    /// The eval name the figures are reported under (`inthewild`, `bipia_context`, or for the
+    /// team's sets `attacks/<family>`).
+    pub corpus: String,
+    /// What is left out together in leave-one-out evaluation: one origin (all of BIPIA, all of
+    /// JailbreakBench), or one family file of the team's sets.
+    pub source: String,
+    /// ISO 639-1 code where the corpus says it (the team's sets, translated corpora), else "".
+    pub lang: String,
     pub text: String,
     pub direction: Direction,
     pub label: Label,
@@ -86,30 +98,30 @@ fn template_key(s: &str) -> String {
         .collect()
 }
 
-struct Reader {
+pub(crate) struct Reader {
     root: PathBuf,
 }
 
 impl Reader {
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 
-    fn text(&self, rel: &str) -> Result<String, CorpusError> {
+    pub(crate) fn text(&self, rel: &str) -> Result<String, CorpusError> {
         std::fs::read_to_string(self.path(rel)).map_err(|e| CorpusError {
             path: self.path(rel).display().to_string(),
             message: e.to_string(),
         })
     }
 
-    fn json(&self, rel: &str) -> Result<serde_json::Value, CorpusError> {
+    pub(crate) fn json(&self, rel: &str) -> Result<serde_json::Value, CorpusError> {
         serde_json::from_str(&self.text(rel)?).map_err(|e| CorpusError {
             path: self.path(rel).display().to_string(),
             message: e.to_string(),
         })
     }
 
-    fn jsonl(&self, rel: &str) -> Result<Vec<serde_json::Value>, CorpusError> {
+    pub(crate) fn jsonl(&self, rel: &str) -> Result<Vec<serde_json::Value>, CorpusError> {
         self.text(rel)?
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -123,7 +135,7 @@ impl Reader {
     }
 }
 
-fn strings(v: &serde_json::Value, field: Option<&str>) -> Vec<String> {
+pub(crate) fn strings(v: &serde_json::Value, field: Option<&str>) -> Vec<String> {
     v.as_array()
         .map(|a| {
             a.iter()
@@ -223,17 +235,9 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
     let r = Reader {
         root: root.to_path_buf(),
     };
-    let mut out = Vec::new();
-    let mut push = |corpus, text: String, direction, label, split| {
-        if !text.trim().is_empty() {
-            out.push(Sample {
-                corpus,
-                text,
-                direction,
-                label,
-                split,
-            });
-        }
+    let mut out = Out::default();
+    let mut push = |corpus: &str, text: String, direction, label, split| {
+        out.push(corpus, text, direction, label, split, "");
     };
     use Direction::{Tool, User};
     use Label::{Attack, Benign, Crisis};
@@ -491,7 +495,61 @@ pub fn load_all(root: &Path) -> Result<Vec<Sample>, CorpusError> {
         };
         push(name, text, dir, label, Split::Test);
     }
-    Ok(out)
+    sets::load(&r, &mut out)?;
+    Ok(out.samples)
+}
+
+/// The samples read so far.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub(crate) samples: Vec<Sample>,
+}
+
+impl Out {
+    /// Adds a non-empty text.
+    pub(crate) fn push(
+        &mut self,
+        corpus: &str,
+        text: String,
+        direction: Direction,
+        label: Label,
+        split: Split,
+        lang: &str,
+    ) {
+        if !text.trim().is_empty() {
+            self.samples.push(Sample {
+                corpus: corpus.to_string(),
+                source: source_of(corpus).to_string(),
+                lang: lang.to_string(),
+                text,
+                direction,
+                label,
+                split,
+            });
+        }
+    }
+}
+
+/// The leave-one-out source of a shared corpus's eval name: everything drawn from one origin
+/// is left out together (BIPIA's contexts with its attacks; all JailbreakBench files, which
+/// attack the same 100 behaviours; the translated CyberSecEval with the English one).
+pub fn source_of(corpus: &str) -> &str {
+    const PREFIXES: &[(&str, &str)] = &[
+        ("jbb_", "jbb"),
+        ("bipia_", "bipia"),
+        ("gpteacher", "gpteacher"),
+        ("xstest", "xstest"),
+        ("alpaca_", "alpacaeval"),
+        ("crisis_", "crisis_pyrit"),
+        ("hermes_", "hermes"),
+        ("cyberseceval", "cyberseceval_pi"),
+        ("spikee_", "spikee"),
+        ("bastion_", "bastioncorpus"),
+    ];
+    PREFIXES
+        .iter()
+        .find(|(p, _)| corpus.starts_with(p))
+        .map_or(corpus, |(_, s)| s)
 }
 
 /// Inserts `attack` at the start (0), middle (1) or end (2) of `ctx`, on a line of its own.
