@@ -131,7 +131,9 @@ async fn open_existing() -> Result<Db> {
 
 fn write_out(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match out {
-        Some(p) => std::fs::write(p, bytes).with_context(|| format!("writing {}", p.display())),
+        // Proofs name receipts and sessions: the owner's only, like the ledger they come from.
+        Some(p) => airlock_store::keyfile::write_private(p, bytes)
+            .with_context(|| format!("writing {}", p.display())),
         None => {
             let mut o = std::io::stdout().lock();
             o.write_all(bytes)?;
@@ -413,9 +415,13 @@ async fn export(out: &Path) -> Result<u8> {
         airlock_ledger::time::now(),
     )
     .context("the ledger does not verify, so no pack was written; run `airlock ledger verify`")?;
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // The pack holds every recorded command: a directory and files for the owner only (share
+    // it deliberately, by copying or changing its mode).
+    airlock_store::keyfile::create_private_dir(out)
+        .with_context(|| format!("creating {}", out.display()))?;
     for (name, bytes) in &files {
-        std::fs::write(out.join(name), bytes).with_context(|| format!("writing {name}"))?;
+        airlock_store::keyfile::write_private(&out.join(name), bytes)
+            .with_context(|| format!("writing {name}"))?;
     }
     println!(
         "wrote {} receipts to {} ({} files)",

@@ -159,20 +159,8 @@ async fn announce(dir: &Path, url: &str, node: &str, auth: &Auth) -> Result<()> 
 /// Writes a file readable by its owner only (written to a temporary name, then renamed, so a
 /// reader never sees half a file).
 fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    airlock_store::keyfile::write_private(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 pub(crate) fn hostname() -> String {
