@@ -19,6 +19,7 @@ mod ledger;
 mod mcp_pins;
 mod migrate;
 mod options;
+mod secrets;
 mod writer;
 
 pub use approvals::{ApprovalRow, LinkRow, SpentLink, Transition};

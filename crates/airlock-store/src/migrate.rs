@@ -52,6 +52,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0008_receipt_keys.sql"),
         pg: Some(include_str!("../migrations/0008_receipt_keys.pg.sql")),
     },
+    portable(
+        9,
+        "deliberate_codes",
+        include_str!("../migrations/0009_deliberate_codes.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.
