@@ -20,6 +20,7 @@ mod mcp_pins;
 mod migrate;
 mod options;
 mod secrets;
+pub mod witness;
 mod writer;
 
 pub use approvals::{ApprovalRow, LinkRow, SpentLink, Transition};
