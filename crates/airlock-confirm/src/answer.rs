@@ -11,7 +11,7 @@ use airlock_policy::Confirmers;
 use airlock_store::{ApprovalRow, Transition};
 
 use crate::broker::Broker;
-use crate::code::code_matches;
+use crate::code::{MAX_CODE_ATTEMPTS, code_matches};
 use crate::model::{Answer, AnswerScope, Approval, Choice, LlmResult, Principal, Role};
 use crate::receipt::random_hex;
 use crate::view::approval_of;
@@ -51,13 +51,8 @@ impl Broker {
         open_or_decided(&row)?;
         let approval = approval_of(&row)?;
         if a.decision == Choice::Approve {
-            if row.deliberate
-                && !a
-                    .code
-                    .as_deref()
-                    .is_some_and(|c| code_matches(&row.action_sha256, c))
-            {
-                return Err(ConfirmError::BadCode(id.to_string()));
+            if row.deliberate {
+                self.check_code(&row, a.code.as_deref()).await?;
             }
             if a.scope == AnswerScope::Session && approval.tier == Tier::Critical {
                 return Err(ConfirmError::Invalid(
@@ -128,6 +123,41 @@ impl Broker {
             });
         }
         self.approval(id).await
+    }
+
+    /// A tier-4 approval's code: right, or an error. A wrong code (not a missing one) counts;
+    /// the `MAX_CODE_ATTEMPTS`th locks the approval out: it is denied by `LOCKOUT_BY`, which
+    /// records its receipt with reason `CODE_LOCKOUT` and releases the waiting agent.
+    async fn check_code(&self, row: &ApprovalRow, given: Option<&str>) -> Result<(), ConfirmError> {
+        let given = given.map(str::trim).filter(|c| !c.is_empty());
+        let Some(given) = given else {
+            return Err(ConfirmError::BadCode(row.id.clone()));
+        };
+        if code_matches(&self.inner.code_key, &row.action_sha256, given) {
+            return Ok(());
+        }
+        let Some(failures) = self.db().approval_code_failed(&row.id).await? else {
+            // Decided meanwhile: say how.
+            let now_row = self.row(&row.id).await?;
+            open_or_decided(&now_row)?;
+            return Err(ConfirmError::BadCode(row.id.clone()));
+        };
+        if failures < MAX_CODE_ATTEMPTS {
+            return Err(ConfirmError::BadCode(row.id.clone()));
+        }
+        let t = Transition {
+            to: "denied".into(),
+            decided_by: Some(LOCKOUT_BY.into()),
+            reason: Some(format!(
+                "{failures} wrong confirmation codes were typed; the approval is locked out"
+            )),
+            decided_ms: Some(self.now()),
+            ..Transition::default()
+        };
+        // Whoever's UPDATE wins, the approval is final now; a lost race is someone else's
+        // decision, which `answer` reports next time. Either way this code opens nothing.
+        self.apply(row, t).await?;
+        Err(ConfirmError::CodeLockout(row.id.clone()))
     }
 
     /// Cancels an approval that has not taken effect (pending, or locked by its time lock).
@@ -283,6 +313,9 @@ impl Broker {
         }
     }
 }
+
+/// Who "decided" an approval locked out by wrong codes.
+pub const LOCKOUT_BY: &str = "airlock:code-lockout";
 
 fn open_or_decided(row: &ApprovalRow) -> Result<(), ConfirmError> {
     if row.status == "pending" {

@@ -43,6 +43,8 @@ pub(crate) struct Inner {
     pub(crate) webhook: Option<Webhook>,
     /// Bounds the LLM reviews in flight (a flood of asks must not open unbounded requests).
     pub(crate) reviews: tokio::sync::Semaphore,
+    /// The store's secret that keys tier-4 codes (`code`).
+    pub(crate) code_key: Vec<u8>,
     tasks: Tasks,
 }
 
@@ -77,6 +79,13 @@ impl Broker {
             Db::Pg(p) => Some(p.clone()),
             Db::Sqlite(_) => None,
         };
+        let code_key = ledger
+            .db()
+            .secret_get_or_insert(crate::code::SECRET_NAME, &receipt::random_hex(32)?)
+            .await?;
+        let code_key = hex::decode(code_key.trim()).map_err(|e| {
+            ConfirmError::Internal(format!("the stored deliberate-code secret is not hex: {e}"))
+        })?;
         let instance = format!("{}-{}", config.node, receipt::random_hex(6)?);
         let hub = Hub::new(instance, pg.clone());
         let broker = Broker {
@@ -90,6 +99,7 @@ impl Broker {
                 llm,
                 webhook,
                 reviews: tokio::sync::Semaphore::new(MAX_REVIEWS),
+                code_key,
                 tasks: Tasks::default(),
             }),
         };
@@ -109,6 +119,12 @@ impl Broker {
             t.extend(tasks);
         }
         Ok(broker)
+    }
+
+    /// The code a person types to approve the tier-4 action whose hash is `action_sha256`
+    /// (shown to approvers only; the agent cannot compute it).
+    pub fn deliberate_code(&self, action_sha256: &str) -> String {
+        crate::code::deliberate_code(&self.inner.code_key, action_sha256)
     }
 
     pub fn ledger(&self) -> &Ledger {

@@ -22,6 +22,12 @@ pub enum ConfirmError {
     /// A tier-4 approval needs the deliberate code shown to approvers.
     #[error("approval {0} needs its confirmation code, and the code given is missing or wrong")]
     BadCode(String),
+    /// Too many wrong codes: the approval is locked out (denied) and no code opens it.
+    #[error(
+        "approval {0} is locked out after {max} wrong confirmation codes: the action is denied",
+        max = crate::code::MAX_CODE_ATTEMPTS
+    )]
+    CodeLockout(String),
     /// A link that is unknown, forged, expired or already used.
     #[error("the link is not valid: {0}")]
     BadLink(String),
@@ -46,6 +52,7 @@ impl ConfirmError {
             ConfirmError::AlreadyDecided { .. } => "ALREADY_DECIDED",
             ConfirmError::ActionMismatch { .. } => "ACTION_MISMATCH",
             ConfirmError::BadCode(_) => "BAD_CODE",
+            ConfirmError::CodeLockout(_) => "CODE_LOCKOUT",
             ConfirmError::BadLink(_) => "BAD_LINK",
             ConfirmError::Invalid(_) => "INVALID_REQUEST",
             ConfirmError::Store(_) => "STORE_ERROR",

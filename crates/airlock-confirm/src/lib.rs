@@ -31,7 +31,7 @@ mod wait;
 pub mod webhook;
 
 pub use broker::Broker;
-pub use code::{code_matches, deliberate_code};
+pub use code::MAX_CODE_ATTEMPTS;
 pub use config::{BrokerConfig, LlmConfig, PolicyProvider, WebhookConfig};
 pub use decide::{Decided, decide};
 pub use error::ConfirmError;

@@ -59,6 +59,19 @@ pub enum ApprovalStatus {
     Cancelled,
 }
 
+impl Approval {
+    /// The reason code of how this approval ended (or that it waits): the status's, except a
+    /// denial by lock-out after wrong tier-4 codes, which has its own.
+    pub fn end_code(&self) -> airlock_core::ReasonCode {
+        if self.status == ApprovalStatus::Denied
+            && self.decided_by.as_deref() == Some(crate::answer::LOCKOUT_BY)
+        {
+            return airlock_core::ReasonCode::CodeLockout;
+        }
+        self.status.reason_code()
+    }
+}
+
 impl ApprovalStatus {
     /// The reason code a decision in this state carries (receipts and the agent's outcome).
     pub fn reason_code(self) -> airlock_core::ReasonCode {
@@ -240,7 +253,7 @@ pub struct Approval {
     pub confirm: Confirmers,
     pub status: ApprovalStatus,
     pub llm: Option<LlmReview>,
-    /// Tier 4: the approver must type `deliberate_code(&action_sha256)` (shown to approvers
+    /// Tier 4: the approver must type `Broker::deliberate_code(&action_sha256)` (shown to approvers
     /// only, never to the agent).
     pub code_required: bool,
     pub time_lock_ms: i64,

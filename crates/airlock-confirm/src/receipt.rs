@@ -6,7 +6,7 @@
 
 use airlock_core::{Action, Assessment};
 use airlock_ledger::canonical::{hash_value, to_canonical};
-use airlock_ledger::{LedgerError, NewReceipt, ReasonRef};
+use airlock_ledger::{LedgerError, NewReceipt, ReasonRef, Receipt};
 use airlock_store::AppendRequest;
 
 /// Who and what a receipt is about, beyond the action and its assessment.
@@ -56,6 +56,40 @@ pub fn args_of(action: &Action) -> Result<serde_json::Value, LedgerError> {
         m.remove("kind");
     }
     Ok(v)
+}
+
+/// Whether `payload`, a stored action, is the one receipt `r` signed: the same kind (and tool),
+/// and arguments whose canonical hash is the receipt's `args_sha256` (how `request` records
+/// them). `ledger verify` checks every stored payload with it, so an edited command fails
+/// verification and not only replay.
+pub fn payload_matches(r: &Receipt, payload: &str) -> Result<(), String> {
+    let action: Action =
+        serde_json::from_str(payload).map_err(|e| format!("it is not a readable action: {e}"))?;
+    if action.kind() != r.action {
+        return Err(format!(
+            "it is a {:?} action, the receipt signed a {:?} one",
+            action.kind(),
+            r.action
+        ));
+    }
+    if let Action::Tool { tool, .. } = &action
+        && r.tool.as_deref() != Some(tool.as_str())
+    {
+        return Err(format!(
+            "it calls tool {tool:?}, the receipt signed {:?}",
+            r.tool
+        ));
+    }
+    let args = args_of(&action)
+        .and_then(|a| hash_value(&a))
+        .map_err(|e| e.to_string())?;
+    if args != r.args_sha256 {
+        return Err(format!(
+            "its arguments hash to {args}, the receipt signed args_sha256 {}",
+            r.args_sha256
+        ));
+    }
+    Ok(())
 }
 
 /// A fresh random request id (`req-` and 32 hex digits).

@@ -108,7 +108,7 @@ impl Broker {
         let mut req = request(&a.action, &assessment, &ctx)?;
         req.receipt.reasons.push(ReasonRef {
             rule: format!("approval.{}", a.status.as_str()),
-            code: a.status.reason_code().as_str().to_string(),
+            code: a.end_code().as_str().to_string(),
         });
         let receipt = self.inner.ledger.append(req).await?;
         self.db().approval_set_receipt(id, &receipt.id).await?;

@@ -149,7 +149,7 @@ pub(crate) fn outcome_of(a: &Approval, streak: u32, streak_limit: u32) -> Outcom
             0,
             Finding::new(
                 format!("approval.{}", a.status.as_str()),
-                a.status.reason_code(),
+                a.end_code(),
                 decision,
                 a.tier,
                 if decision == Decision::Allow {

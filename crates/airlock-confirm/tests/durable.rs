@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use airlock_confirm::{ApprovalStatus, BrokerConfig, ConfirmError, Event, Status, deliberate_code};
+use airlock_confirm::{ApprovalStatus, BrokerConfig, ConfirmError, Event, Status};
 use airlock_store::Transition;
 use airlock_testkit::PgDb;
 
@@ -90,7 +90,7 @@ async fn approvals_survive_a_restart() {
         [kept.as_str()]
     );
     let mut ans = approve("alice");
-    ans.code = Some(deliberate_code(&k.action_sha256));
+    ans.code = Some(second.deliberate_code(&k.action_sha256));
     second.answer(&kept, ans.clone()).await.unwrap();
     assert!(matches!(
         second.answer(&kept, ans).await,
@@ -159,7 +159,7 @@ async fn an_answer_on_one_node_releases_the_waiter_on_another() {
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut ans = approve("alice");
-    ans.code = Some(deliberate_code(&seen.action_sha256));
+    ans.code = Some(b.deliberate_code(&seen.action_sha256));
     let started = std::time::Instant::now();
     b.answer(&id, ans).await.unwrap();
     let out = waiter.await.unwrap().unwrap();

@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use airlock_confirm::{
-    ApprovalStatus, BrokerConfig, ConfirmError, Principal, Role, SILENCE, Status, deliberate_code,
+    ApprovalStatus, BrokerConfig, ConfirmError, Principal, Role, SILENCE, Status,
 };
 use airlock_core::{Decision, Tier};
 use airlock_policy::Confirmers;
@@ -190,7 +190,7 @@ async fn tier_four_needs_the_code() {
     let id = o.approval.clone().unwrap();
     let a = b.approval(&id).await.unwrap();
     assert!(a.code_required);
-    let code = deliberate_code(&a.action_sha256);
+    let code = b.deliberate_code(&a.action_sha256);
     assert!(!o.message.contains(&code), "the agent never sees the code");
     assert!(!serde_json::to_string(&o).unwrap().contains(&code));
     assert!(matches!(
@@ -216,6 +216,83 @@ async fn tier_four_needs_the_code() {
     assert_eq!(done.status, ApprovalStatus::Approved);
 }
 
+/// The code an agent could compute from what it sees (its action's hash) before codes were
+/// keyed: an unkeyed SHA-256.
+fn unkeyed_code(action_sha256: &str) -> String {
+    use sha2::Digest;
+    const ALPHABET: &[u8] = b"ACDEFGHJKMNPQRTWXY34679";
+    sha2::Sha256::new()
+        .chain_update(b"airlock.deliberate-code.v1\0")
+        .chain_update(action_sha256.as_bytes())
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_codes_lock_the_approval_out_and_the_agent_cannot_compute_the_code() {
+    let (b, _d) = sqlite_broker(BrokerConfig::default()).await;
+    let o = b.submit(sub("claude", "s1", "tier4 wipe")).await.unwrap();
+    let id = o.approval.clone().unwrap();
+    let a = b.approval(&id).await.unwrap();
+    let code = b.deliberate_code(&a.action_sha256);
+    let guess = unkeyed_code(&a.action_sha256);
+    assert_ne!(guess, code, "the agent's own computation is not the code");
+
+    // A missing code is refused without counting; each wrong one counts.
+    assert!(matches!(
+        b.answer(&id, approve("alice")).await,
+        Err(ConfirmError::BadCode(_))
+    ));
+    let wrong = |c: &str| {
+        let mut w = approve("alice");
+        w.code = Some(c.to_string());
+        w
+    };
+    assert!(matches!(
+        b.answer(&id, wrong(&guess)).await,
+        Err(ConfirmError::BadCode(_))
+    ));
+    assert!(matches!(
+        b.answer(&id, wrong("AAAAAA")).await,
+        Err(ConfirmError::BadCode(_))
+    ));
+    assert_eq!(
+        b.approval(&id).await.unwrap().status,
+        ApprovalStatus::Pending
+    );
+    assert_eq!(airlock_confirm::MAX_CODE_ATTEMPTS, 3);
+    let third = b.answer(&id, wrong("CCCCCC")).await;
+    assert!(
+        matches!(third, Err(ConfirmError::CodeLockout(_))),
+        "{third:?}"
+    );
+
+    // Locked out: denied, the agent is told why, the receipt says so, the right code is refused.
+    let locked = b.approval(&id).await.unwrap();
+    assert_eq!(locked.status, ApprovalStatus::Denied);
+    let out = b.wait(&id, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(out.status, Status::Denied);
+    assert_eq!(out.reasons[0].code, airlock_core::ReasonCode::CodeLockout);
+    let r = approval_receipt(&b, &id).await;
+    assert_eq!(r.decision, Decision::Deny);
+    assert!(
+        r.reasons.iter().any(|x| x.code == "CODE_LOCKOUT"),
+        "{:?}",
+        r.reasons
+    );
+    assert!(matches!(
+        b.answer(&id, wrong(&code)).await,
+        Err(ConfirmError::AlreadyDecided { .. })
+    ));
+    assert_eq!(
+        b.approval(&id).await.unwrap().status,
+        ApprovalStatus::Denied
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_time_lock_holds_the_waiter_and_can_be_cancelled() {
     let d = tempfile::tempdir().unwrap();
@@ -236,7 +313,7 @@ async fn a_time_lock_holds_the_waiter_and_can_be_cancelled() {
     let a = b.approval(&id).await.unwrap();
     assert_eq!(a.time_lock_ms, 1000);
     let mut ans = approve("alice");
-    ans.code = Some(deliberate_code(&a.action_sha256));
+    ans.code = Some(b.deliberate_code(&a.action_sha256));
     let started = std::time::Instant::now();
     let locked = b.answer(&id, ans).await.unwrap();
     assert_eq!(locked.status, ApprovalStatus::Locked);
@@ -260,7 +337,7 @@ async fn a_time_lock_holds_the_waiter_and_can_be_cancelled() {
         .unwrap();
     let a = b.approval(&id).await.unwrap();
     let mut ans = approve("alice");
-    ans.code = Some(deliberate_code(&a.action_sha256));
+    ans.code = Some(b.deliberate_code(&a.action_sha256));
     b.answer(&id, ans).await.unwrap();
     let c = b.cancel(&id, &person("bob"), "wrong server").await.unwrap();
     assert_eq!(c.status, ApprovalStatus::Cancelled);

@@ -150,6 +150,9 @@ reason_codes! {
     /// An answer was refused: wrong role, the agent's own action, a second answer, a wrong code
     /// or an answer bound to another action.
     AnswerRefused = "ANSWER_REFUSED": "the answer was refused (wrong role, own action, already decided, wrong code, or another action's hash)",
+    /// Too many wrong tier-4 confirmation codes were typed: the approval is locked out and the
+    /// action denied; no code opens it afterwards.
+    CodeLockout = "CODE_LOCKOUT": "too many wrong tier-4 confirmation codes were typed, so the approval is locked out and the action denied",
     // -- interception surfaces (proxy, MCP gateway) ---------------------------------------------
     /// The agent token's budget for the period is spent; the request never reached the model.
     BudgetExceeded = "BUDGET_EXCEEDED": "the agent token's request, token or cost budget for the period is spent",

@@ -14,6 +14,7 @@ mod inbox;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+mod proof;
 pub mod proxy;
 mod routes;
 mod state;
@@ -56,6 +57,11 @@ pub fn router(state: AppState) -> Router {
             metrics::count,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
+        // Outermost, so every answer a client asked to be proved is, errors included.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            proof::prove,
+        ))
         .with_state(state)
 }
 

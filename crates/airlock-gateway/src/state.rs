@@ -53,6 +53,8 @@ pub struct AppState {
     pub metrics: Arc<HttpMetrics>,
     /// The OpenAI-compatible proxy, when an upstream is configured.
     pub proxy: Option<Arc<crate::proxy::Proxy>>,
+    /// The key answers are proved with (`daemon.key`), when this gateway has one.
+    pub answer_key: Option<Arc<airlock_hook::proof::DaemonKey>>,
     shutdown_tx: Arc<watch::Sender<bool>>,
     pub shutdown: watch::Receiver<bool>,
 }
@@ -66,6 +68,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::new(HttpMetrics::default()),
             proxy: None,
+            answer_key: None,
             shutdown_tx: Arc::new(tx),
             shutdown: rx,
         }
@@ -74,6 +77,12 @@ impl AppState {
     /// Serves the OpenAI-compatible proxy too.
     pub fn with_proxy(mut self, proxy: crate::proxy::Proxy) -> AppState {
         self.proxy = Some(Arc::new(proxy));
+        self
+    }
+
+    /// Proves every answer to a request that carries a nonce with `key` (see `proof`).
+    pub fn with_answer_key(mut self, key: airlock_hook::proof::DaemonKey) -> AppState {
+        self.answer_key = Some(Arc::new(key));
         self
     }
 

@@ -48,7 +48,7 @@ async fn an_agent_can_never_answer_cancel_or_revoke() {
 
     // Its own action, and with every field a real answer would carry.
     let approval = s.broker.approval(&id).await.unwrap();
-    let code = airlock_confirm::deliberate_code(&approval.action_sha256);
+    let code = s.broker.deliberate_code(&approval.action_sha256);
     let body = json!({"decision": "approve", "scope": "once", "reason": "mine",
                       "code": code, "action_sha256": approval.action_sha256});
     let (st, v) = post(&c, &s.u(&format!("/v1/approvals/{id}")), &s.agent, body).await;

@@ -8,7 +8,10 @@
 //! error from the daemon leaves the local "ask" in place.
 //!
 //! A daemon on loopback (`http://127.0.0.1:…`, as `airlock serve` announces itself by default) is
-//! reached with `http::Loopback`, in both binaries. Any other URL needs TLS or a resolver the
+//! reached with `http::Loopback`, in both binaries, and must prove the data directory's
+//! `daemon.key` on every answer before the agent token is sent or an answer believed
+//! (`proof`): a daemon that cannot (no key file, or a stranger on the port) is no daemon, and
+//! the local ask stays. Any other URL needs TLS or a resolver the
 //! lean binary does not carry: `Remote` says what the caller does then (the lean binary re-runs
 //! the call through `airlock hook`; the full one connects with its own client).
 
@@ -82,14 +85,25 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
     if let (Some(cwd), Some(m)) = (&call.cwd, body.as_object_mut()) {
         m.entry("cwd").or_insert_with(|| json!(cwd));
     }
-    let transport: anyhow::Result<Box<dyn Transport>> =
-        match Loopback::for_url(&ep.url, ep.token.clone()) {
-            Some(l) => Ok(Box::new(l)),
-            None => match &handoff.remote {
-                Remote::Delegate => return Escalated::Delegate(verdict),
-                Remote::Connect(connect) => connect(&ep),
-            },
-        };
+    let transport: anyhow::Result<Box<dyn Transport>> = match Loopback::for_url(
+        &ep.url,
+        ep.token.clone(),
+    ) {
+        Some(_) if ep.key.is_none() => {
+            eprintln!(
+                "airlock hook: no {} in {}, so the daemon at {} cannot be verified; asking here",
+                crate::proof::DAEMON_KEY_FILE,
+                handoff.data_dir.display(),
+                ep.url
+            );
+            return Escalated::Verdict(verdict);
+        }
+        Some(l) => Ok(Box::new(l.with_key(ep.key.clone()))),
+        None => match &handoff.remote {
+            Remote::Delegate => return Escalated::Delegate(verdict),
+            Remote::Connect(connect) => connect(&ep),
+        },
+    };
     match transport.and_then(|t| ask_daemon(t.as_ref(), &body)) {
         Ok(Some(out)) => Escalated::Verdict(apply(verdict, &out)),
         Ok(None) => Escalated::Verdict(timed_out(verdict)),

@@ -2,11 +2,15 @@
 //! `AIRLOCK_URL`, else the `serve.json` that `airlock serve` writes into the data directory while
 //! it runs. Which token: `--token` or `AIRLOCK_TOKEN`, else (agents only) the `agent.token` file
 //! the daemon writes beside it, so hooks on the same machine work without setup. An approver's
-//! token is never written to disk by airlock: the person passes it.
+//! token is never written to disk by airlock: the person passes it. Which daemon: the one that
+//! proves `daemon.key` from the same data directory (`proof`); plain HTTP is only ever spoken
+//! to a daemon that has.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::proof::DaemonKey;
 
 /// The file `airlock serve` writes into the data directory while it runs.
 pub const SERVE_FILE: &str = "serve.json";
@@ -26,6 +30,8 @@ pub struct ServeInfo {
 pub struct Endpoint {
     pub url: String,
     pub token: Option<String>,
+    /// The key the daemon proves its answers with (`daemon.key` in the data directory).
+    pub key: Option<DaemonKey>,
 }
 
 impl Endpoint {
@@ -52,6 +58,7 @@ impl Endpoint {
         Some(Endpoint {
             url: url.trim_end_matches('/').to_string(),
             token,
+            key: DaemonKey::load(data_dir),
         })
     }
 }
@@ -97,6 +104,11 @@ mod tests {
         let ep = Endpoint::discover(dir.path(), None, None, true).unwrap();
         assert_eq!(ep.url, "http://127.0.0.1:7373");
         assert_eq!(ep.token.as_deref(), Some("alk_secret"));
+        assert!(ep.key.is_none(), "no daemon.key yet");
+        let key = DaemonKey::generate().unwrap();
+        std::fs::write(dir.path().join(crate::proof::DAEMON_KEY_FILE), key.to_hex()).unwrap();
+        let ep = Endpoint::discover(dir.path(), None, None, true).unwrap();
+        assert_eq!(ep.key, Some(key));
         let person = Endpoint::discover(dir.path(), None, None, false).unwrap();
         assert_eq!(
             person.token, None,

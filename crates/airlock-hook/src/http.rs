@@ -4,6 +4,11 @@
 //! HTTP stack. Anything else (TLS, another host) is not this client's: `for_url` declines it and
 //! the caller takes another way (the full `airlock hook`).
 //!
+//! With the daemon's key (`proof`), every connection first proves who answers: `GET /healthz`
+//! with a fresh nonce and no token, whose answer must carry the key's proof; only then, on the
+//! same connection, is the real request sent with the token, and its answer must carry a proof
+//! for its own nonce. A peer that cannot prove the key gets no token and is not believed.
+//!
 //! Every failure is an error, never a guess: a connection that does not open, an answer that
 //! does not arrive before the deadline, a malformed status line or header, a body shorter than
 //! its `Content-Length` or a bad chunk, and an answer larger than `MAX_BODY`.
@@ -14,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
+
+use crate::proof::{self, DaemonKey};
 
 /// Longest wait for a connection to open (the daemon is on this machine).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -32,6 +39,17 @@ pub struct Loopback {
     /// A path prefix from the URL (`""` or `/prefix`, no trailing slash).
     base: String,
     token: Option<String>,
+    /// The daemon's key: when set, every answer must prove it, and the token goes only to a
+    /// peer that has.
+    key: Option<DaemonKey>,
+}
+
+/// One answer: its status, proof header (if any) and de-chunked body.
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    proof: Option<String>,
+    body: Vec<u8>,
 }
 
 /// A JSON API the hook can call: the loopback client here, or another one the `airlock` binary
@@ -86,7 +104,14 @@ impl Loopback {
             host: authority.to_string(),
             base: base.trim_end_matches('/').to_string(),
             token,
+            key: None,
         })
+    }
+
+    /// Requires every answer to prove `key` (and sends the token only after one has).
+    pub fn with_key(mut self, key: Option<DaemonKey>) -> Loopback {
+        self.key = key;
+        self
     }
 
     /// One request; returns the status and the (de-chunked) body.
@@ -98,31 +123,72 @@ impl Loopback {
         timeout: Duration,
     ) -> Result<(u16, Vec<u8>)> {
         let deadline = Instant::now() + timeout;
-        let head = self.head(method, path, body.map(<[u8]>::len))?;
+        let head = self.head(method, path, body.map(<[u8]>::len), None, true)?;
         let stream = self.connect(deadline)?;
         stream.set_nodelay(true).ok();
-        let mut w = &stream;
-        w.set_write_timeout(Some(left(deadline)?))?;
-        w.write_all(head.as_bytes())
-            .and_then(|()| w.write_all(body.unwrap_or_default()))
-            .and_then(|()| w.flush())
-            .context("sending the request to the daemon")?;
         let mut r = BufReader::new(Deadlined {
             stream: &stream,
             deadline,
         });
-        read_response(&mut r)
+        let Some(key) = &self.key else {
+            send(&stream, deadline, &head, body)?;
+            let resp = read_response(&mut r)?;
+            return Ok((resp.status, resp.body));
+        };
+        // Who answers? A fresh nonce, no token, and the connection kept open for the request.
+        let hello = proof::fresh_nonce().map_err(|e| anyhow!("drawing a nonce: {e}"))?;
+        let head0 = self.head("GET", proof::HELLO_PATH, None, Some(&hello), false)?;
+        send(&stream, deadline, &head0, None)?;
+        let resp = read_response(&mut r)?;
+        self.check(key, &hello, &resp)?;
+        // The daemon it is: now the request, with the token, on this same connection.
+        let nonce = proof::fresh_nonce().map_err(|e| anyhow!("drawing a nonce: {e}"))?;
+        let head = self.head(method, path, body.map(<[u8]>::len), Some(&nonce), true)?;
+        send(&stream, deadline, &head, body)?;
+        let resp = read_response(&mut r)?;
+        self.check(key, &nonce, &resp)?;
+        Ok((resp.status, resp.body))
     }
 
-    fn head(&self, method: &str, path: &str, length: Option<usize>) -> Result<String> {
+    /// An answer without the key's proof for `nonce` is no answer from the daemon.
+    fn check(&self, key: &DaemonKey, nonce: &str, resp: &Response) -> Result<()> {
+        let proof = resp.proof.as_deref().unwrap_or_default();
+        if key.check(nonce, resp.status, &resp.body, proof) {
+            return Ok(());
+        }
+        bail!(
+            "whatever answers at http://{} is not the airlock daemon of this data directory: its answer {} (a serve.json left by a daemon that stopped, or another program on the port)",
+            self.host,
+            if proof.is_empty() {
+                "carries no proof of daemon.key"
+            } else {
+                "carries a proof that does not verify with daemon.key"
+            }
+        )
+    }
+
+    /// The request head. `nonce` asks for a proof (and keeps the connection open when the token
+    /// is withheld: that is the first half of the handshake).
+    fn head(
+        &self,
+        method: &str,
+        path: &str,
+        length: Option<usize>,
+        nonce: Option<&str>,
+        with_token: bool,
+    ) -> Result<String> {
         if !path.starts_with('/') || !path.bytes().all(|b| b.is_ascii_graphic()) {
             bail!("not a request path: {path:?}");
         }
+        let connection = if with_token { "close" } else { "keep-alive" };
         let mut head = format!(
-            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: close\r\n",
+            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: {connection}\r\n",
             self.base, self.host
         );
-        if let Some(t) = &self.token {
+        if let Some(n) = nonce {
+            head.push_str(&format!("X-Airlock-Nonce: {n}\r\n"));
+        }
+        if let Some(t) = self.token.as_ref().filter(|_| with_token) {
             if t.is_empty() || !t.bytes().all(|b| b.is_ascii_graphic()) {
                 bail!("the daemon token holds characters a header cannot carry");
             }
@@ -182,6 +248,16 @@ impl Transport for Loopback {
     }
 }
 
+/// Writes one request (head and body) before the deadline.
+fn send(stream: &TcpStream, deadline: Instant, head: &str, body: Option<&[u8]>) -> Result<()> {
+    let mut w = stream;
+    w.set_write_timeout(Some(left(deadline)?))?;
+    w.write_all(head.as_bytes())
+        .and_then(|()| w.write_all(body.unwrap_or_default()))
+        .and_then(|()| w.flush())
+        .context("sending the request to the daemon")
+}
+
 /// `host:port`, `[v6]:port`, or either without a port (80).
 fn split_authority(authority: &str) -> Option<(&str, u16)> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
@@ -229,8 +305,8 @@ impl Read for Deadlined<'_> {
     }
 }
 
-/// Reads one response (after any `1xx` interim ones): status and body.
-fn read_response(r: &mut impl BufRead) -> Result<(u16, Vec<u8>)> {
+/// Reads one response (after any `1xx` interim ones): status, proof and body.
+fn read_response(r: &mut impl BufRead) -> Result<Response> {
     loop {
         let line = read_line(r).context("reading the daemon's answer")?;
         let status = parse_status(&line)?;
@@ -238,11 +314,16 @@ fn read_response(r: &mut impl BufRead) -> Result<(u16, Vec<u8>)> {
         if (100..200).contains(&status) && status != 101 {
             continue;
         }
-        if status == 204 || status == 304 {
-            return Ok((status, Vec::new()));
-        }
-        let body = read_body(r, &headers)?;
-        return Ok((status, body));
+        let body = if status == 204 || status == 304 {
+            Vec::new()
+        } else {
+            read_body(r, &headers)?
+        };
+        return Ok(Response {
+            status,
+            proof: headers.proof,
+            body,
+        });
     }
 }
 
@@ -263,6 +344,8 @@ fn parse_status(line: &str) -> Result<u16> {
 struct Framing {
     length: Option<usize>,
     chunked: bool,
+    /// `X-Airlock-Proof`.
+    proof: Option<String>,
 }
 
 fn read_headers(r: &mut impl BufRead) -> Result<Framing> {
@@ -284,6 +367,11 @@ fn read_headers(r: &mut impl BufRead) -> Result<Framing> {
                 bail!("the daemon sent two different Content-Length headers");
             }
             f.length = Some(n);
+        } else if name.eq_ignore_ascii_case(proof::PROOF_HEADER) {
+            if f.proof.is_some() {
+                bail!("the daemon sent two proofs");
+            }
+            f.proof = Some(value.to_string());
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
             let last = value.rsplit(',').next().unwrap_or_default().trim();
             if !last.eq_ignore_ascii_case("chunked") || value.contains(',') {
@@ -518,9 +606,106 @@ mod tests {
     #[test]
     fn refuses_what_a_request_line_or_header_cannot_carry() {
         let c = Loopback::for_url("http://127.0.0.1:1", Some("a\r\nX: y".into())).unwrap();
-        assert!(c.head("GET", "/x", None).is_err());
+        assert!(c.head("GET", "/x", None, None, true).is_err());
         let c = Loopback::for_url("http://127.0.0.1:1", None).unwrap();
-        assert!(c.head("GET", "/x y", None).is_err());
-        assert!(c.head("GET", "x", None).is_err());
+        assert!(c.head("GET", "/x y", None, None, true).is_err());
+        assert!(c.head("GET", "x", None, None, true).is_err());
+    }
+
+    /// A server for one connection that answers every request on it with `body`, proving
+    /// `key` when it has one; returns the URL and a handle yielding the requests it saw.
+    fn serve_conn(
+        key: Option<DaemonKey>,
+        body: &'static str,
+    ) -> (String, thread::JoinHandle<Vec<String>>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let h = thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut seen = Vec::new();
+            loop {
+                let mut head = String::new();
+                let (mut length, mut nonce) = (0, None);
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return seen;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                    if let Some(v) = lower.strip_prefix("x-airlock-nonce:") {
+                        nonce = Some(v.trim().to_string());
+                    }
+                    head.push_str(&line);
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut b = vec![0; length];
+                r.read_exact(&mut b).unwrap();
+                seen.push(head);
+                let proof = match (&key, nonce) {
+                    (Some(k), Some(n)) => {
+                        format!("X-Airlock-Proof: {}\r\n", k.prove(&n, 200, body.as_bytes()))
+                    }
+                    _ => String::new(),
+                };
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\n{proof}Content-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                if s.write_all(answer.as_bytes()).is_err() {
+                    return seen;
+                }
+            }
+        });
+        (url, h)
+    }
+
+    const ALLOWED: &str = "{\"status\":\"allowed\"}";
+
+    #[test]
+    fn the_token_goes_only_to_a_peer_that_proved_the_key() {
+        let key = DaemonKey::generate().unwrap();
+        let (url, h) = serve_conn(Some(key.clone()), ALLOWED);
+        let c = Loopback::for_url(&url, Some("alk_t".into()))
+            .unwrap()
+            .with_key(Some(key.clone()));
+        let out = c.call(
+            "POST",
+            "/v1/actions",
+            Some(&serde_json::json!({})),
+            Duration::from_secs(5),
+        );
+        assert_eq!(out.unwrap()["status"], "allowed");
+        let seen = h.join().unwrap();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(seen[0].starts_with("GET /healthz HTTP/1.1\r\n"), "{seen:?}");
+        assert!(!seen[0].contains("Authorization"), "{seen:?}");
+        assert!(seen[1].starts_with("POST /v1/actions"), "{seen:?}");
+        assert!(seen[1].contains("Authorization: Bearer alk_t"), "{seen:?}");
+
+        // A stranger on the port (no proof, or a proof with another key): no token, no answer.
+        for stranger in [None, Some(DaemonKey::generate().unwrap())] {
+            let (url, h) = serve_conn(stranger, ALLOWED);
+            let c = Loopback::for_url(&url, Some("alk_t".into()))
+                .unwrap()
+                .with_key(Some(key.clone()));
+            let e = c
+                .call(
+                    "POST",
+                    "/v1/actions",
+                    Some(&serde_json::json!({})),
+                    Duration::from_secs(5),
+                )
+                .unwrap_err();
+            assert!(e.to_string().contains("is not the airlock daemon"), "{e}");
+            let seen = h.join().unwrap();
+            assert_eq!(seen.len(), 1, "{seen:?}");
+            assert!(seen.iter().all(|r| !r.contains("alk_t")), "{seen:?}");
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod http;
 pub mod input;
 pub mod install;
 pub mod ordered;
+pub mod proof;
 pub mod protocol;
 pub mod tools;
 

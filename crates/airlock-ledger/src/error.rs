@@ -21,6 +21,15 @@ pub enum LedgerError {
     Key { key_id: String, detail: String },
     #[error("proof: {0}")]
     BadProof(String),
+    /// The log does not extend a tree head a witness kept: it was cut or rewritten.
+    #[error(
+        "the log does not extend the tree head witnessed for {size} receipts at {time}: {detail}"
+    )]
+    Witness {
+        size: u64,
+        time: String,
+        detail: String,
+    },
     #[error("evidence pack: {0}")]
     BadPack(String),
     #[error("no randomness available: {0}")]

@@ -22,7 +22,7 @@ pub use keys::{KeyRole, LedgerKey};
 pub use merkle::{Checkpoint, ConsistencyDoc, InclusionDoc, MerkleLog};
 pub use receipt::{NewReceipt, Prepared, ReasonRef, Receipt, Sealed};
 pub use registry::{Registry, RegistryEvent};
-pub use verify::{LogVerifier, VerifyReport};
+pub use verify::{Extra, LogVerifier, PayloadCheck, VerifyReport};
 
 /// The receipt format version this crate writes and reads.
 pub const FORMAT_VERSION: u32 = 1;

@@ -96,6 +96,27 @@ impl MerkleLog {
     }
 }
 
+/// Checks an RFC 9162 consistency proof (`path`, hex digests as `MerkleLog::prove_consistency`
+/// makes them) that the tree of `old_size` leaves with root `old_root` is a prefix of the tree
+/// of `new_size` leaves with root `new_root`.
+pub fn verify_consistency(
+    old_size: u64,
+    old_root: &[u8; 32],
+    new_size: u64,
+    new_root: &[u8; 32],
+    path: &[String],
+) -> Result<(), LedgerError> {
+    let proof = ConsistencyProof::<Sha256>::try_from_bytes(proof_bytes(path)?)
+        .map_err(|e| LedgerError::BadProof(format!("{e:?}")))?;
+    RootHash::<Sha256>::new((*new_root).into(), new_size)
+        .verify_consistency(&RootHash::new((*old_root).into(), old_size), &proof)
+        .map_err(|e| {
+            LedgerError::BadProof(format!(
+                "the tree of {old_size} leaves is not a prefix of the tree of {new_size}: {e:?}"
+            ))
+        })
+}
+
 /// The RFC 9162 root of a growing list of leaves, kept in O(log n) memory: the roots of the
 /// perfect subtrees the tree is made of so far (one per set bit of its size), largest first.
 /// Each leaf costs one leaf hash and, amortised, one node hash (`MerkleLog::push` rehashes the

@@ -3,6 +3,12 @@
 //! every checkpoint's signature and root. The first problem stops the run and names the receipt,
 //! checkpoint or registry event at fault. Signatures are checked in parallel batches; a batch
 //! that fails is re-checked one by one so the first bad receipt can be named.
+//!
+//! Two checks need what the log alone cannot give (`Extra`): tree heads a witness kept outside
+//! the database (the log must extend each one: same root at its size, and an RFC 9162
+//! consistency proof from the newest one to the current tree; a log shorter than a witnessed
+//! head was cut), and the stored payloads (each must be what the receipt's signed
+//! `args_sha256` says, by the recorder's rule).
 
 use std::collections::HashMap;
 
@@ -11,7 +17,7 @@ use ed25519_dalek::VerifyingKey;
 use crate::batch::{BatchItem, verify_batch};
 use crate::canonical::{parse_hash, sha256};
 use crate::keys::{KeyRole, parse_signature};
-use crate::merkle::{MerkleFrontier, leaf_hash};
+use crate::merkle::{MerkleFrontier, MerkleLog, leaf_hash, verify_consistency};
 use crate::registry::{Registry, RegistryEvent};
 use crate::{Checkpoint, LedgerError, Receipt};
 
@@ -27,6 +33,23 @@ pub struct VerifyReport {
     pub uncovered: u64,
     /// The first admin key: compare it with the one you trust.
     pub anchor: String,
+    /// Size of the newest witnessed tree head the log was checked against (0: none given).
+    pub witnessed: u64,
+    /// Stored payloads checked against their receipts.
+    pub payloads: u64,
+}
+
+/// Whether a stored payload is what a receipt signed (`Err` says how it is not).
+pub type PayloadCheck = dyn Fn(&Receipt, &str) -> Result<(), String> + Sync;
+
+/// What verification checks beyond the log itself.
+#[derive(Default, Clone, Copy)]
+pub struct Extra<'a> {
+    /// Signed tree heads (canonical checkpoint bytes) a witness kept.
+    pub witnessed: &'a [Vec<u8>],
+    /// The stored payload of each receipt (same order and length as the receipts), with the
+    /// rule it must meet.
+    pub payloads: Option<(&'a [Option<String>], &'a PayloadCheck)>,
 }
 
 /// Receipts per batch signature check: enough to spread the multiscalar multiplication's fixed
@@ -95,18 +118,44 @@ impl LogVerifier {
         receipts: &[(u64, Vec<u8>)],
         checkpoints: &[Vec<u8>],
     ) -> Result<VerifyReport, LedgerError> {
+        self.verify_with(receipts, checkpoints, Extra::default())
+    }
+
+    /// `verify`, and the log against witnessed tree heads and payloads against receipts.
+    pub fn verify_with(
+        &self,
+        receipts: &[(u64, Vec<u8>)],
+        checkpoints: &[Vec<u8>],
+        extra: Extra<'_>,
+    ) -> Result<VerifyReport, LedgerError> {
+        if let Some((p, _)) = extra.payloads
+            && p.len() != receipts.len()
+        {
+            return Err(LedgerError::BadProof(format!(
+                "{} payloads given for {} receipts",
+                p.len(),
+                receipts.len()
+            )));
+        }
+        let witnessed = self.witnessed(extra.witnessed)?;
+        let payloads =
+            |from: usize, n: usize| extra.payloads.map(|(p, check)| (&p[from..from + n], check));
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .min(8);
         let parts: Vec<Part> = if threads == 1 || receipts.len() < PARALLEL_FROM {
-            vec![self.check_part(receipts)]
+            vec![self.check_part(receipts, payloads(0, receipts.len()))]
         } else {
             let chunk = receipts.len().div_ceil(threads).max(1);
             std::thread::scope(|s| {
                 let handles: Vec<_> = receipts
                     .chunks(chunk)
-                    .map(|part| s.spawn(move || self.check_part(part)))
+                    .enumerate()
+                    .map(|(i, part)| {
+                        let p = payloads(i * chunk, part.len());
+                        s.spawn(move || self.check_part(part, p))
+                    })
                     .collect();
                 handles
                     .into_iter()
@@ -138,6 +187,12 @@ impl LogVerifier {
         let mut heads: HashMap<&str, (u64, [u8; 32])> = HashMap::new();
         let mut tree = MerkleFrontier::new();
         let mut position = 0u64;
+        let mut next_w = witnessed.iter().peekable();
+        // The leaves, for the consistency proof from the newest witnessed head.
+        let mut leaves: Vec<[u8; 32]> = Vec::new();
+        if !witnessed.is_empty() {
+            leaves.reserve(receipts.len());
+        }
         for part in &parts {
             for c in &part.ok {
                 let r = &c.receipt;
@@ -185,6 +240,24 @@ impl LogVerifier {
                 heads.insert(r.session.as_str(), (r.lamport, c.hash));
                 tree.push_leaf_hash(c.leaf_hash);
                 position += 1;
+                if !witnessed.is_empty() {
+                    leaves.push(c.hash);
+                }
+                while let Some(w) = next_w.peek() {
+                    if w.size != position {
+                        break;
+                    }
+                    if w.root != hex::encode(tree.root()) {
+                        return Err(witness_error(
+                            w,
+                            format!(
+                                "the first {} receipts (last: {}) have another root: the log was rewritten",
+                                w.size, r.id
+                            ),
+                        ));
+                    }
+                    next_w.next();
+                }
                 while let Some(cp) = next_cp.peek() {
                     if cp.size != position {
                         break;
@@ -214,6 +287,25 @@ impl LogVerifier {
                 ),
             });
         }
+        // The newest head the log falls short of, the one that shows most of what is missing.
+        if let Some(w) = next_w.last() {
+            return Err(witness_error(
+                w,
+                format!(
+                    "the log holds only {position} receipts: it was cut (receipts removed from its end)"
+                ),
+            ));
+        }
+        // The newest witnessed head, proved a prefix of the whole current tree (RFC 9162).
+        if let Some(w) = witnessed.last()
+            && w.size < position
+        {
+            let log = MerkleLog::from_leaves(leaves);
+            let path = log.prove_consistency(w.size)?;
+            let old = crate::canonical::parse_hash("witnessed root", &w.root)?;
+            verify_consistency(w.size, &old, position, &tree.root(), &path)
+                .map_err(|e| witness_error(w, e.to_string()))?;
+        }
         let covered = cps.last().map(|c| c.size).unwrap_or(0);
         Ok(VerifyReport {
             receipts: position,
@@ -223,20 +315,66 @@ impl LogVerifier {
             root: hex::encode(tree.root()),
             uncovered: position.saturating_sub(covered),
             anchor: self.registry.anchor().unwrap_or_default().to_string(),
+            witnessed: witnessed.last().map(|w| w.size).unwrap_or(0),
+            payloads: extra
+                .payloads
+                .map(|(p, _)| p.iter().filter(|x| x.is_some()).count() as u64)
+                .unwrap_or(0),
         })
+    }
+
+    /// Witnessed tree heads: each a checkpoint signed by a ledger key of the registry, sorted
+    /// by size, one per size (two different roots for one size are a fork).
+    fn witnessed(&self, lines: &[Vec<u8>]) -> Result<Vec<Checkpoint>, LedgerError> {
+        let mut out: Vec<Checkpoint> = Vec::with_capacity(lines.len());
+        for (i, b) in lines.iter().enumerate() {
+            let bad =
+                |e: LedgerError| LedgerError::BadProof(format!("witnessed head {}: {e}", i + 1));
+            let c = Checkpoint::parse(b).map_err(bad)?;
+            c.verify(&self.registry).map_err(bad)?;
+            out.push(c);
+        }
+        out.sort_by_key(|c| c.size);
+        let mut kept: Vec<Checkpoint> = Vec::with_capacity(out.len());
+        for c in out {
+            match kept.last() {
+                Some(k) if k.size == c.size && k.root != c.root => {
+                    return Err(witness_error(
+                        &c,
+                        format!(
+                            "another head was witnessed for the same size with root {}: the log forked",
+                            k.root
+                        ),
+                    ));
+                }
+                Some(k) if k.size == c.size => {}
+                _ if c.size == 0 => {}
+                _ => kept.push(c),
+            }
+        }
+        Ok(kept)
     }
 
     /// Parses and checks one run of receipts, signatures in batches. Stops at the first
     /// receipt that fails.
-    fn check_part(&self, part: &[(u64, Vec<u8>)]) -> Part {
+    fn check_part(
+        &self,
+        part: &[(u64, Vec<u8>)],
+        payloads: Option<(&[Option<String>], &PayloadCheck)>,
+    ) -> Part {
         let mut ok: Vec<Checked> = Vec::with_capacity(part.len());
-        for batch in part.chunks(BATCH) {
+        for (b, batch) in part.chunks(BATCH).enumerate() {
             let start = ok.len();
             let mut keys: Vec<VerifyingKey> = Vec::new();
             let mut items: Vec<BatchItem<'_>> = Vec::with_capacity(batch.len());
             let mut err = None;
-            for (stored_leaf, bytes) in batch {
-                match self.check_one(*stored_leaf, bytes, &mut keys) {
+            for (j, (stored_leaf, bytes)) in batch.iter().enumerate() {
+                let payload = payloads.and_then(|(p, check)| {
+                    p.get(b * BATCH + j)
+                        .and_then(|x| x.as_deref())
+                        .map(|x| (x, check))
+                });
+                match self.check_one(*stored_leaf, bytes, payload, &mut keys) {
                     Ok((c, item)) => {
                         ok.push(c);
                         items.push(item);
@@ -277,12 +415,21 @@ impl LogVerifier {
         &self,
         stored_leaf: u64,
         bytes: &'a [u8],
+        payload: Option<(&str, &PayloadCheck)>,
         keys: &mut Vec<VerifyingKey>,
     ) -> Result<(Checked, BatchItem<'a>), LedgerError> {
         let r = Receipt::parse(bytes).map_err(|e| match e {
             LedgerError::BadReceipt { .. } => e,
             other => LedgerError::receipt(&format!("at leaf {stored_leaf}"), other.to_string()),
         })?;
+        if let Some((p, check)) = payload {
+            check(&r, p).map_err(|d| {
+                LedgerError::receipt(
+                    &r.id,
+                    format!("the stored payload is not what the receipt signed: {d} (the recorded action was edited)"),
+                )
+            })?;
+        }
         if r.leaf != stored_leaf {
             return Err(LedgerError::receipt(
                 &r.id,
@@ -327,6 +474,14 @@ impl LogVerifier {
     }
 }
 
+fn witness_error(w: &Checkpoint, detail: String) -> LedgerError {
+    LedgerError::Witness {
+        size: w.size,
+        time: w.time.clone(),
+        detail,
+    }
+}
+
 /// Where the `,"sig":"…"` member of canonical receipt bytes starts and ends. In canonical JSON a
 /// quote inside a string is escaped, so the unescaped sequence `,"sig":"` can only be the
 /// top-level key (receipts have no other `sig` member); it sits near the end, so the search
@@ -363,6 +518,12 @@ mod tests {
     }
 
     fn fixture(n: u64) -> Fixture {
+        fixture_as(n, "q")
+    }
+
+    /// A log of `n` receipts whose request ids start with `prefix` (another prefix, another
+    /// log under the same keys).
+    fn fixture_as(n: u64, prefix: &str) -> Fixture {
         let admin = LedgerKey::from_secret(&[1; 32]);
         let key = LedgerKey::from_secret(&[2; 32]);
         let t0 = "2026-11-22T14:00:00.000Z".to_string();
@@ -378,7 +539,7 @@ mod tests {
                 .get(&session)
                 .map(|(l, h)| (l + 1, Some(h.clone())))
                 .unwrap_or((1, None));
-            let r = sample(&format!("q{i}"), &session)
+            let r = sample(&format!("{prefix}{i}"), &session)
                 .seal(
                     &key,
                     lamport,
@@ -422,6 +583,95 @@ mod tests {
             (rep.receipts, rep.sessions, rep.checkpoints, rep.uncovered),
             (10, 3, 2, 2)
         );
+    }
+
+    fn with(f: &Fixture, extra: Extra<'_>) -> Result<VerifyReport, LedgerError> {
+        LogVerifier::new(&f.events)?.verify_with(&f.receipts, &f.checkpoints, extra)
+    }
+
+    fn witnessing(w: &[Vec<u8>]) -> Extra<'_> {
+        Extra {
+            witnessed: w,
+            payloads: None,
+        }
+    }
+
+    #[test]
+    fn the_log_must_extend_every_witnessed_head() {
+        // Checkpoints at 4, 8 and 12; the witness kept the one at 8.
+        let f = fixture(14);
+        let w = vec![f.checkpoints[1].clone()];
+        let rep = with(&f, witnessing(&w)).unwrap();
+        assert_eq!((rep.receipts, rep.witnessed), (14, 8));
+        // Exactly at the witnessed size.
+        let mut at = fixture(8);
+        at.checkpoints.truncate(2);
+        assert_eq!(with(&at, witnessing(&w)).unwrap().witnessed, 8);
+
+        // Cut to 6 receipts with the checkpoints beyond removed: fine alone, not against 8.
+        let mut cut = fixture(14);
+        cut.receipts.truncate(6);
+        cut.checkpoints.truncate(1);
+        assert!(run(&cut).is_ok());
+        let e = with(&cut, witnessing(&w)).unwrap_err().to_string();
+        assert!(
+            e.contains("witnessed for 8 receipts") && e.contains("it was cut"),
+            "{e}"
+        );
+        // Cut to nothing.
+        let mut none = fixture(14);
+        none.receipts.clear();
+        none.checkpoints.clear();
+        assert!(run(&none).is_ok());
+        assert!(with(&none, witnessing(&w)).is_err());
+
+        // Rewritten under the same keys, as long or longer: fine alone, not against 8.
+        let other = fixture_as(14, "z");
+        assert!(run(&other).is_ok());
+        let e = with(&other, witnessing(&w)).unwrap_err().to_string();
+        assert!(e.contains("rewritten"), "{e}");
+
+        // Two witnessed heads of one size with different roots: a fork.
+        let forked = vec![f.checkpoints[1].clone(), other.checkpoints[1].clone()];
+        let e = with(&f, witnessing(&forked)).unwrap_err().to_string();
+        assert!(e.contains("forked"), "{e}");
+        // A witness line that is not a signed head of this registry's keys is refused.
+        let mut forged = f.checkpoints[1].clone();
+        let at = forged.windows(7).position(|x| x == b"\"sig\":\"").unwrap() + 7;
+        forged[at] = if forged[at] == b'0' { b'1' } else { b'0' };
+        let e = with(&f, witnessing(&[forged])).unwrap_err().to_string();
+        assert!(e.contains("witnessed head 1"), "{e}");
+    }
+
+    #[test]
+    fn every_stored_payload_is_checked_in_every_part() {
+        // Large enough to be checked on several threads, in several batches each.
+        let f = fixture(600);
+        let payloads: Vec<Option<String>> = (0..600)
+            .map(|i| (i % 7 != 0).then(|| format!("q{i}")))
+            .collect();
+        let check: &PayloadCheck = &|r: &Receipt, p: &str| {
+            if r.request_id == p {
+                Ok(())
+            } else {
+                Err(format!("{p} is not {}", r.request_id))
+            }
+        };
+        let extra = Extra {
+            witnessed: &[],
+            payloads: Some((&payloads, check)),
+        };
+        let rep = with(&f, extra).unwrap();
+        assert_eq!(rep.payloads, payloads.iter().flatten().count() as u64);
+        let mut edited = payloads.clone();
+        edited[433] = Some("rm -rf /".into());
+        let extra = Extra {
+            witnessed: &[],
+            payloads: Some((&edited, check)),
+        };
+        let e = with(&f, extra).unwrap_err().to_string();
+        assert!(e.contains(&id_of(&f.receipts[433].1)), "{e}");
+        assert!(e.contains("rm -rf /"), "{e}");
     }
 
     #[test]

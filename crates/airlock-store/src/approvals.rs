@@ -306,6 +306,19 @@ impl Db {
         Ok(n == 1)
     }
 
+    /// Counts one wrong deliberate code typed for a pending approval; returns how many wrong
+    /// codes it has had, or `None` when it is no longer pending.
+    pub async fn approval_code_failed(&self, id: &str) -> Result<Option<i64>, StoreError> {
+        const Q: &str = "UPDATE approvals SET code_failures = code_failures + 1 \
+             WHERE id = $1 AND status = 'pending' RETURNING code_failures";
+        Ok(on_pool!(self, p => {
+            match sqlx::query(Q).bind(id).fetch_optional(p).await? {
+                Some(r) => Some(r.try_get::<i64, _>(0)?),
+                None => None,
+            }
+        }))
+    }
+
     /// Records the grant a decision created (made after the decision won its transition).
     pub async fn approval_set_grant(&self, id: &str, grant: &str) -> Result<bool, StoreError> {
         const Q: &str = "UPDATE approvals SET grant_id = $1 WHERE id = $2 AND grant_id IS NULL \

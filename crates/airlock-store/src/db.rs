@@ -110,6 +110,17 @@ impl Db {
     }
 
     async fn sqlite(path: &std::path::Path, read_only: bool) -> Result<Db, StoreError> {
+        if !read_only {
+            // Commands, sessions and the ledger: the owner's only. SQLite creates the `-wal`
+            // and `-shm` files with the database file's mode; ones left by an older airlock
+            // are tightened too.
+            keyfile::ensure_private_file(path)?;
+            for suffix in ["-wal", "-shm", "-journal"] {
+                let mut side = path.as_os_str().to_os_string();
+                side.push(suffix);
+                keyfile::tighten(std::path::Path::new(&side), 0o600)?;
+            }
+        }
         let o = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(!read_only)

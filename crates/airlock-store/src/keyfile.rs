@@ -19,6 +19,7 @@ pub fn keys_dir(data_dir: &Path) -> PathBuf {
 
 /// Reads a key, or `None` when the file does not exist.
 pub fn load(data_dir: &Path, name: &str) -> Result<Option<LedgerKey>, StoreError> {
+    tighten(&keys_dir(data_dir), 0o700)?;
     let path = keys_dir(data_dir).join(name);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -83,7 +84,74 @@ pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
         use std::os::unix::fs::DirBuilderExt;
         b.mode(0o700);
     }
-    b.create(dir).map_err(|e| StoreError::io(dir, e))
+    b.create(dir).map_err(|e| StoreError::io(dir, e))?;
+    // A directory made earlier (by an older airlock, or by hand) keeps its mode through
+    // `create`: tighten it, as nothing but its owner has business in it.
+    tighten(dir, 0o700)
+}
+
+/// Takes group and other permissions away from `path` (a file or directory) when it has any,
+/// leaving the owner's bits as they are up to `mode`. A path that does not exist is left alone.
+pub fn tighten(path: &Path, mode: u32) -> Result<(), StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = match fs::metadata(path) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        if current & !mode != 0 {
+            fs::set_permissions(path, fs::Permissions::from_mode(current & mode))
+                .map_err(|e| StoreError::io(path, e))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
+/// Creates an empty file readable and writable by its owner only, unless it exists (then it is
+/// tightened to 0600). For files other programs create and we must not pre-fill, such as the
+/// SQLite database: SQLite gives its `-wal` and `-shm` files the database file's mode.
+pub fn ensure_private_file(path: &Path) -> Result<(), StoreError> {
+    let mut opts = fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    match opts.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => tighten(path, 0o600),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// Writes `bytes` to `path` readable by its owner only: to a temporary name beside it, synced,
+/// then renamed, so a reader never sees half a file and never a moment of wider permissions.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
+    let _ = fs::remove_file(&tmp);
+    let mut opts = fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| StoreError::io(&tmp, e))?;
+    drop(f);
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        StoreError::io(path, e)
+    })
 }
 
 fn check_private(path: &Path) -> Result<(), StoreError> {

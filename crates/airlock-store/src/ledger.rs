@@ -84,6 +84,7 @@ pub struct Ledger {
     key_id: String,
     anchor: String,
     data_dir: PathBuf,
+    witness_dir: PathBuf,
 }
 
 impl Ledger {
@@ -104,6 +105,8 @@ impl Ledger {
             config: config.clone(),
             known: Default::default(),
             ahead: ahead.clone(),
+            witness: Some(opts.witness()),
+            unwitnessed: None,
         };
         let (tx, rx) = mpsc::channel(config.max_batch.max(1) * 4);
         let task = tokio::spawn(run_writer(writer, rx, config));
@@ -115,6 +118,7 @@ impl Ledger {
             key_id,
             anchor,
             data_dir: opts.data_dir.clone(),
+            witness_dir: opts.witness(),
         })
     }
 
@@ -133,6 +137,11 @@ impl Ledger {
 
     pub fn data_dir(&self) -> &std::path::Path {
         &self.data_dir
+    }
+
+    /// Where this ledger's writer witnesses its tree heads (`witness`).
+    pub fn witness_dir(&self) -> &std::path::Path {
+        &self.witness_dir
     }
 
     /// Batches committed with receipts sealed while the batch before them committed, and batches

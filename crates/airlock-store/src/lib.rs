@@ -19,6 +19,8 @@ mod ledger;
 mod mcp_pins;
 mod migrate;
 mod options;
+mod secrets;
+pub mod witness;
 mod writer;
 
 pub use approvals::{ApprovalRow, LinkRow, SpentLink, Transition};

@@ -11,6 +11,8 @@ pub struct StoreOptions {
     pub data_dir: PathBuf,
     /// `postgres://…` selects PostgreSQL; `sqlite://PATH` or `None` selects SQLite.
     pub database: Option<String>,
+    /// Where signed tree heads are witnessed (default: `witness/` in the data directory).
+    pub witness_dir: Option<PathBuf>,
 }
 
 impl StoreOptions {
@@ -18,7 +20,20 @@ impl StoreOptions {
         StoreOptions {
             data_dir: data_dir.into(),
             database: None,
+            witness_dir: None,
         }
+    }
+
+    pub fn with_witness_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.witness_dir = dir;
+        self
+    }
+
+    /// The witness directory in force.
+    pub fn witness(&self) -> PathBuf {
+        self.witness_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join(crate::witness::WITNESS_DIR))
     }
 
     pub fn with_database(mut self, url: Option<String>) -> Self {

@@ -37,6 +37,10 @@ pub(crate) struct Writer {
     /// turns out to have moved without this writer.
     pub known: Known,
     pub ahead: Arc<AheadStats>,
+    /// Where committed checkpoints are witnessed (`witness`); `None` witnesses nothing.
+    pub witness: Option<std::path::PathBuf>,
+    /// A checkpoint signed in the transaction under way, witnessed once it commits.
+    pub unwitnessed: Option<Checkpoint>,
 }
 
 /// How sealing ahead went: batches that committed receipts sealed ahead, and batches whose
@@ -138,6 +142,7 @@ impl Writer {
                 // Nothing will be committed: forget the leaves this batch added.
                 self.log = self.log.take().map(|l| l.prefix(before));
                 self.known.forget();
+                self.unwitnessed = None;
                 Err(e)
             }
         }
@@ -155,11 +160,13 @@ impl Writer {
                 }
                 self.known.heads.extend(staged.heads);
                 self.known.next_leaf = Some(staged.next_leaf);
+                self.witness_committed();
                 Ok(staged.out)
             }
             Err(e) => {
                 self.log = self.log.take().map(|l| l.prefix(staged.before));
                 self.known.forget();
+                self.unwitnessed = None;
                 Err(e)
             }
         }
@@ -196,12 +203,39 @@ impl Writer {
         let mut tx = self.db.begin_write().await?;
         let mut state = lock(&mut tx).await?;
         self.catch_up(&mut tx, state.next_leaf).await?;
-        let cp = self.maybe_checkpoint(&mut tx, &mut state, force).await?;
-        if cp.is_some() {
-            store_state(&mut tx, &state).await?;
+        let cp = self.maybe_checkpoint(&mut tx, &mut state, force).await;
+        let cp = match cp {
+            Ok(cp) => cp,
+            Err(e) => {
+                self.unwitnessed = None;
+                return Err(e);
+            }
+        };
+        let done = async {
+            if cp.is_some() {
+                store_state(&mut tx, &state).await?;
+            }
+            tx.commit().await?;
+            Ok::<(), StoreError>(())
+        };
+        if let Err(e) = done.await {
+            self.unwitnessed = None;
+            return Err(e);
         }
-        tx.commit().await?;
+        self.witness_committed();
         Ok(cp)
+    }
+
+    /// Appends the checkpoint just committed to the witness. A witness that cannot be written
+    /// is logged, not fatal: the receipts are durable, and the witness only lags (verification
+    /// then checks against the older heads it holds).
+    fn witness_committed(&mut self) {
+        let (Some(cp), Some(dir)) = (self.unwitnessed.take(), self.witness.as_ref()) else {
+            return;
+        };
+        if let Err(e) = crate::witness::record(dir, &cp) {
+            tracing::warn!(error = %e, size = cp.size, "tree head not witnessed");
+        }
     }
 
     /// Brings a loaded tree to `next_leaf` leaves from the database (through the transaction,
@@ -460,6 +494,7 @@ impl Writer {
         });
         state.checkpoint_size = size;
         state.checkpoint_at_ms = now_ms();
+        self.unwitnessed = Some(cp.clone());
         Ok(Some(cp))
     }
 }
@@ -804,6 +839,8 @@ mod tests {
                 config: LedgerConfig::default(),
                 known: Known::default(),
                 ahead: Arc::new(AheadStats::default()),
+                witness: None,
+                unwitnessed: None,
             }
         };
         let (a, b) = (writer(), writer());

@@ -6,3 +6,4 @@
 mod common;
 mod concurrency;
 mod contract;
+mod modes;

@@ -4,6 +4,11 @@
 //! `--token`/`AIRLOCK_TOKEN`, else (agents only) the `agent.token` file the daemon writes beside
 //! it, so hooks on the same machine work without setup. An approver's token is never written to
 //! disk by airlock: the person passes it.
+//!
+//! Who answers: over plain HTTP, only a daemon that proves the data directory's `daemon.key`
+//! (`airlock_hook::proof`): a first `/healthz` without any token must carry the proof before
+//! a token is sent, and every answer after it must carry the proof of its own nonce. Over
+//! HTTPS the server's certificate is the proof.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,6 +19,9 @@ use serde_json::Value;
 // Where the daemon is (`serve.json`, the agent token, the environment) is shared with the hook,
 // which lives in the lean `airlock-hook` crate.
 pub use airlock_hook::endpoint::{AGENT_TOKEN_FILE, Endpoint, SERVE_FILE, ServeInfo};
+use airlock_hook::proof::{
+    DAEMON_KEY_FILE, DaemonKey, HELLO_PATH, NONCE_HEADER, PROOF_HEADER, fresh_nonce,
+};
 
 /// Installs ring as rustls's crypto provider once (the daemon may sit behind TLS).
 pub fn init_tls() {
@@ -70,9 +78,40 @@ impl Client {
         format!("{}{path}", self.ep.url)
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder, timeout: Duration) -> Result<Value> {
-        let req = match &self.ep.token {
-            Some(t) => req.bearer_auth(t),
+    /// The key answers must prove, `None` over HTTPS; an error for plain HTTP without one.
+    fn key(&self) -> Result<Option<&DaemonKey>> {
+        if self
+            .ep
+            .url
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+        {
+            return Ok(None);
+        }
+        match &self.ep.key {
+            Some(k) => Ok(Some(k)),
+            None => bail!(
+                "the daemon at {} cannot be verified: no {DAEMON_KEY_FILE} in {} (point --data-dir at the daemon's data directory, or use https)",
+                self.ep.url,
+                data_dir().display()
+            ),
+        }
+    }
+
+    /// Sends `req` (with a nonce when `key` is set) and returns the status and body, checking
+    /// the proof.
+    async fn exchange(
+        &self,
+        req: reqwest::RequestBuilder,
+        key: Option<&DaemonKey>,
+        timeout: Duration,
+    ) -> Result<(u16, Vec<u8>)> {
+        let nonce = match key {
+            Some(_) => Some(fresh_nonce().map_err(|e| anyhow!("drawing a nonce: {e}"))?),
+            None => None,
+        };
+        let req = match &nonce {
+            Some(n) => req.header(NONCE_HEADER, n.as_str()),
             None => req,
         };
         let resp = req
@@ -81,7 +120,39 @@ impl Client {
             .await
             .with_context(|| format!("cannot reach the airlock daemon at {}", self.ep.url))?;
         let status = resp.status().as_u16();
+        let proof = resp
+            .headers()
+            .get(PROOF_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
         let bytes = resp.bytes().await.context("reading the daemon's answer")?;
+        if let (Some(k), Some(n)) = (key, &nonce)
+            && !k.check(n, status, &bytes, &proof)
+        {
+            bail!(
+                "whatever answers at {} is not the airlock daemon of {}: its answer carries no valid proof of {DAEMON_KEY_FILE} (a serve.json left by a daemon that stopped, or another program on the port)",
+                self.ep.url,
+                data_dir().display()
+            );
+        }
+        Ok((status, bytes.to_vec()))
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder, timeout: Duration) -> Result<Value> {
+        let key = self.key()?;
+        if let (Some(_), Some(_)) = (key, &self.ep.token) {
+            // Nobody gets the token before proving the key on an answer that needed none. The
+            // request follows at once, on the connection the pool just had back (each answer
+            // after it is proved again).
+            self.exchange(self.http.get(self.at(HELLO_PATH)), key, timeout)
+                .await?;
+        }
+        let req = match &self.ep.token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        let (status, bytes) = self.exchange(req, key, timeout).await?;
         let value: Value = serde_json::from_slice(&bytes).map_err(|_| {
             anyhow!(
                 "the daemon at {} answered HTTP {status} with something that is not JSON",

@@ -40,12 +40,14 @@ pub fn store_options() -> StoreOptions {
         Some(l) => l.database.clone(),
         None => env("AIRLOCK_DATABASE_URL").and_then(|v| v.into_string().ok()),
     };
-    StoreOptions::new(dir).with_database(database)
+    StoreOptions::new(dir)
+        .with_database(database)
+        .with_witness_dir(env("AIRLOCK_WITNESS_DIR").map(PathBuf::from))
 }
 
 // Receipt building is shared with the daemon's broker (airlock-confirm); re-exported so the
 // commands keep using `record::…`.
-pub use airlock_confirm::receipt::{RecordContext, args_of, random_id, request};
+pub use airlock_confirm::receipt::{RecordContext, args_of, payload_matches, random_id, request};
 
 /// Records one assessed action in an open ledger; returns once the receipt is durable.
 pub async fn record(

@@ -2,7 +2,7 @@
 //! for the session, or deny), cancel a time-locked approval, and the recent history. An agent
 //! token is refused here before the broker is asked (which refuses it too).
 
-use airlock_confirm::{Answer, AnswerScope, Approval, Choice, deliberate_code};
+use airlock_confirm::{Answer, AnswerScope, Approval, Broker, Choice};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
@@ -24,11 +24,12 @@ pub struct ApprovalBody {
     pub code: Option<String>,
 }
 
-impl From<Approval> for ApprovalBody {
-    fn from(approval: Approval) -> Self {
+impl ApprovalBody {
+    /// The approval with its code (keyed by the broker's secret) when it needs one.
+    pub fn new(approval: Approval, broker: &Broker) -> Self {
         let code = approval
             .code_required
-            .then(|| deliberate_code(&approval.action_sha256));
+            .then(|| broker.deliberate_code(&approval.action_sha256));
         ApprovalBody { approval, code }
     }
 }
@@ -39,7 +40,11 @@ pub async fn list(
 ) -> Result<Json<Vec<ApprovalBody>>, ApiError> {
     caller.require(DECIDERS, "list approvals")?;
     let list = st.broker.pending().await?;
-    Ok(Json(list.into_iter().map(ApprovalBody::from).collect()))
+    Ok(Json(
+        list.into_iter()
+            .map(|a| ApprovalBody::new(a, &st.broker))
+            .collect(),
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -56,7 +61,11 @@ pub async fn history(
     caller.require(DECIDERS, "read the history")?;
     let Query(q) = q.map_err(|e| ApiError::bad_request("INVALID_REQUEST", e.body_text()))?;
     let list = st.broker.history(q.limit.unwrap_or(100).min(1000)).await?;
-    Ok(Json(list.into_iter().map(ApprovalBody::from).collect()))
+    Ok(Json(
+        list.into_iter()
+            .map(|a| ApprovalBody::new(a, &st.broker))
+            .collect(),
+    ))
 }
 
 pub async fn show(
@@ -65,7 +74,10 @@ pub async fn show(
     Path(id): Path<String>,
 ) -> Result<Json<ApprovalBody>, ApiError> {
     caller.require(DECIDERS, "read approvals")?;
-    Ok(Json(st.broker.approval(&id).await?.into()))
+    Ok(Json(ApprovalBody::new(
+        st.broker.approval(&id).await?,
+        &st.broker,
+    )))
 }
 
 /// `POST /v1/approvals/{id}`.
@@ -116,7 +128,10 @@ pub async fn answer(
 ) -> Result<Json<ApprovalBody>, ApiError> {
     caller.require(DECIDERS, "answer approvals")?;
     let a = answer_of(&caller, req)?;
-    Ok(Json(st.broker.answer(&id, a).await?.into()))
+    Ok(Json(ApprovalBody::new(
+        st.broker.answer(&id, a).await?,
+        &st.broker,
+    )))
 }
 
 /// `POST /v1/approvals/{id}/cancel`.
@@ -137,5 +152,5 @@ pub async fn cancel(
     let reason = req.reason.unwrap_or_default();
     check_reason(&reason)?;
     let a = st.broker.cancel(&id, &principal(&caller), &reason).await?;
-    Ok(Json(a.into()))
+    Ok(Json(ApprovalBody::new(a, &st.broker)))
 }

@@ -16,7 +16,9 @@ use crate::state::AppState;
 
 pub async fn verify(State(st): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
     caller.require(DECIDERS, "verify the ledger")?;
-    match audit::verify(st.broker.ledger().db()).await {
+    let ledger = st.broker.ledger();
+    let payloads: &airlock_ledger::PayloadCheck = &airlock_confirm::receipt::payload_matches;
+    match audit::verify_full(ledger.db(), Some(ledger.witness_dir()), Some(payloads)).await {
         Ok(rep) => Ok(Json(json!({
             "ok": true, "receipts": rep.receipts, "sessions": rep.sessions,
             "checkpoints": rep.checkpoints, "registry_events": rep.registry_events,

@@ -91,7 +91,9 @@ impl From<ConfirmError> for ApiError {
         let code = e.code();
         let msg = e.to_string();
         match e {
-            ConfirmError::Forbidden(_) => ApiError::new(StatusCode::FORBIDDEN, code, msg),
+            ConfirmError::Forbidden(_) | ConfirmError::CodeLockout(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, code, msg)
+            }
             ConfirmError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, code, msg),
             ConfirmError::AlreadyDecided { .. } | ConfirmError::ActionMismatch { .. } => {
                 ApiError::new(StatusCode::CONFLICT, code, msg)

@@ -141,7 +141,7 @@ pub fn link_page(a: &Approval, choice: Choice) -> Response {
             csrf: String::new(),
             flash: None,
             choice: choice.as_str(),
-            a: ApprovalView::from(a),
+            a: ApprovalView::new(a, None),
         },
     )
 }
@@ -180,7 +180,10 @@ fn notice(n: &Notice) -> Option<String> {
 
 async fn pending_views(st: &AppState) -> Result<Vec<ApprovalView>, ApiError> {
     let list = st.broker.pending().await?;
-    Ok(list.iter().map(ApprovalView::from).collect())
+    Ok(list
+        .iter()
+        .map(|a| ApprovalView::new(a, Some(&st.broker)))
+        .collect())
 }
 
 pub async fn pending_page(
@@ -224,7 +227,10 @@ pub async fn history_page(State(st): State<AppState>, user: InboxUser) -> Respon
                 user: Some(user.caller().name.clone()),
                 csrf: user.csrf().to_string(),
                 flash: None,
-                approvals: list.iter().map(ApprovalView::from).collect(),
+                approvals: list
+                    .iter()
+                    .map(|a| ApprovalView::new(a, Some(&st.broker)))
+                    .collect(),
             },
         ),
         Err(e) => ApiError::from(e).into_response(),

@@ -1,7 +1,7 @@
 //! What the templates show, as plain strings: approvals and grants turned into display
 //! values (the templates escape them; nothing here is markup).
 
-use airlock_confirm::{Approval, LlmReview, deliberate_code};
+use airlock_confirm::{Approval, Broker, LlmReview};
 use airlock_core::Action;
 use airlock_grants::Grant;
 use airlock_ledger::time::format_millis;
@@ -114,8 +114,10 @@ fn when(ms: i64) -> String {
     format!("{} UTC", t.get(..19).unwrap_or(&t).replace('T', " "))
 }
 
-impl From<&Approval> for ApprovalView {
-    fn from(a: &Approval) -> Self {
+impl ApprovalView {
+    /// The card of `a`, with its tier-4 code (keyed by the broker's secret) when it needs one
+    /// and `broker` is given (not on a link's page: a link cannot approve tier 4).
+    pub fn new(a: &Approval, broker: Option<&Broker>) -> Self {
         let summary = describe(&a.action);
         let first_line = summary.lines().next().unwrap_or("");
         ApprovalView {
@@ -139,7 +141,9 @@ impl From<&Approval> for ApprovalView {
             llm: a.llm.as_ref().map(llm_text),
             suggestion: a.suggestion.clone(),
             status: a.status.as_str(),
-            code: a.code_required.then(|| deliberate_code(&a.action_sha256)),
+            code: broker
+                .filter(|_| a.code_required)
+                .map(|b| b.deliberate_code(&a.action_sha256)),
             deadline_ms: a.deadline_ms,
             effective_ms: a.effective_ms,
             decided_by: a.decided_by.clone(),

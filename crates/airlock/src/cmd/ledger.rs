@@ -25,10 +25,16 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum What {
-    /// Verify signatures, chains, Lamport order, Merkle roots and the key registry. PATH is a
-    /// SQLite file, an evidence pack directory, or a proof file; default: the configured store.
+    /// Verify signatures, chains, Lamport order, Merkle roots and the key registry, every
+    /// stored payload against its receipt, and that the log extends every witnessed tree head
+    /// (RFC 9162 consistency). PATH is a SQLite file, an evidence pack directory, or a proof
+    /// file; default: the configured store.
     Verify {
         path: Option<PathBuf>,
+        /// The witness directory (default: $AIRLOCK_WITNESS_DIR, else `witness/` in the data
+        /// directory, or beside the SQLite file PATH).
+        #[arg(long, value_name = "DIR")]
+        witness: Option<PathBuf>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -82,7 +88,11 @@ pub fn run(args: Args) -> Result<u8> {
         .build()?;
     rt.block_on(async move {
         match args.what {
-            What::Verify { path, json } => verify(path, json).await,
+            What::Verify {
+                path,
+                witness,
+                json,
+            } => verify(path, witness, json).await,
             What::Prove { receipt_id, out } => prove(&receipt_id, out).await,
             What::Consistency {
                 old_size,
@@ -131,7 +141,9 @@ async fn open_existing() -> Result<Db> {
 
 fn write_out(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match out {
-        Some(p) => std::fs::write(p, bytes).with_context(|| format!("writing {}", p.display())),
+        // Proofs name receipts and sessions: the owner's only, like the ledger they come from.
+        Some(p) => airlock_store::keyfile::write_private(p, bytes)
+            .with_context(|| format!("writing {}", p.display())),
         None => {
             let mut o = std::io::stdout().lock();
             o.write_all(bytes)?;
@@ -146,17 +158,26 @@ enum Verdict {
     Proof(String),
 }
 
-async fn verify(path: Option<PathBuf>, json: bool) -> Result<u8> {
+/// The whole stored log, its payloads, and the witness in `witness`.
+async fn verify_store(
+    db: Db,
+    witness: &Path,
+) -> Result<std::result::Result<Verdict, airlock_ledger::LedgerError>> {
+    let r = audit::verify_full(&db, Some(witness), Some(&record::payload_matches)).await;
+    db.close().await;
+    match r {
+        Ok(rep) => Ok(Ok(Verdict::Log(rep))),
+        Err(airlock_store::StoreError::Ledger(e)) => Ok(Err(e)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn verify(path: Option<PathBuf>, witness: Option<PathBuf>, json: bool) -> Result<u8> {
+    let opts = store_options();
     let result = match &path {
         None => {
             let db = open_existing().await?;
-            let r = audit::verify(&db).await;
-            db.close().await;
-            match r {
-                Ok(rep) => Ok(Verdict::Log(rep)),
-                Err(airlock_store::StoreError::Ledger(e)) => Err(e),
-                Err(e) => return Err(e.into()),
-            }
+            verify_store(db, &witness.unwrap_or_else(|| opts.witness())).await?
         }
         Some(p) if p.is_dir() && p.join(pack::MANIFEST).is_file() => verify_pack(p)?,
         Some(p) if p.is_dir() => bail!(
@@ -170,16 +191,22 @@ async fn verify(path: Option<PathBuf>, json: bool) -> Result<u8> {
                 verify_proof(p)?
             } else {
                 let db = Db::open_sqlite_readonly(p).await?;
-                let r = audit::verify(&db).await;
-                db.close().await;
-                match r {
-                    Ok(rep) => Ok(Verdict::Log(rep)),
-                    Err(airlock_store::StoreError::Ledger(e)) => Err(e),
-                    Err(e) => return Err(e.into()),
-                }
+                let beside = p
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(airlock_store::witness::WITNESS_DIR);
+                verify_store(db, &witness.unwrap_or(beside)).await?
             }
         }
     };
+    report(result, json)
+}
+
+/// Prints a verification's outcome; the exit code.
+fn report(
+    result: std::result::Result<Verdict, airlock_ledger::LedgerError>,
+    json: bool,
+) -> Result<u8> {
     match result {
         Ok(Verdict::Log(rep)) => {
             if json {
@@ -205,6 +232,17 @@ async fn verify(path: Option<PathBuf>, json: bool) -> Result<u8> {
                     println!(
                         "note: the last {} receipts are not yet covered by a signed checkpoint",
                         rep.uncovered
+                    );
+                }
+                if rep.witnessed > 0 {
+                    println!(
+                        "extends the tree head witnessed for {} receipts (RFC 9162 consistency); {} stored payloads match their receipts",
+                        rep.witnessed, rep.payloads
+                    );
+                } else if rep.receipts > 0 {
+                    println!(
+                        "note: no witnessed tree head to check against (a cut of the log's end would not show); {} stored payloads match their receipts",
+                        rep.payloads
                     );
                 }
             }
@@ -413,9 +451,13 @@ async fn export(out: &Path) -> Result<u8> {
         airlock_ledger::time::now(),
     )
     .context("the ledger does not verify, so no pack was written; run `airlock ledger verify`")?;
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // The pack holds every recorded command: a directory and files for the owner only (share
+    // it deliberately, by copying or changing its mode).
+    airlock_store::keyfile::create_private_dir(out)
+        .with_context(|| format!("creating {}", out.display()))?;
     for (name, bytes) in &files {
-        std::fs::write(out.join(name), bytes).with_context(|| format!("writing {name}"))?;
+        airlock_store::keyfile::write_private(&out.join(name), bytes)
+            .with_context(|| format!("writing {name}"))?;
     }
     println!(
         "wrote {} receipts to {} ({} files)",

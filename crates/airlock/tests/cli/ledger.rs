@@ -245,6 +245,91 @@ fn tampering_is_caught_and_named() {
     assert!(text.contains("registry event 1"), "{text}");
 }
 
+/// A ledger of 30 receipts whose tree head at 20 was witnessed (an export forces a checkpoint);
+/// returns the data directory's holder and path.
+fn witnessed_ledger() -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    load(&data, 20, "w");
+    let pack = d.path().join("pack");
+    let (code, text) = stdout(
+        airlock(&data)
+            .args(["ledger", "export", "--out"])
+            .arg(&pack),
+    );
+    assert_eq!(code, 0, "{text}");
+    load(&data, 10, "x");
+    let (code, text) = stdout(airlock(&data).args(["ledger", "verify"]));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("ok: 30 receipts"), "{text}");
+    assert!(
+        text.contains("extends the tree head witnessed for 20 receipts"),
+        "{text}"
+    );
+    assert!(text.contains("30 stored payloads match"), "{text}");
+    (d, data)
+}
+
+/// What an attacker with write access to the database does to hide the newest receipts: delete
+/// them and the checkpoints covering them, and make `ledger_state` and `ledger_heads` match what
+/// is left, so the log is consistent in itself.
+fn cut_to(n: u64) -> Vec<String> {
+    vec![
+        format!("DELETE FROM receipts WHERE leaf >= {n}"),
+        format!("DELETE FROM checkpoints WHERE size > {n}"),
+        "DELETE FROM ledger_heads".into(),
+        "INSERT INTO ledger_heads (session, lamport, head) SELECT session, lamport, hash FROM receipts r \
+         WHERE lamport = (SELECT MAX(lamport) FROM receipts WHERE session = r.session)"
+            .into(),
+        format!(
+            "UPDATE ledger_state SET next_leaf = {n}, checkpoint_size = (SELECT COALESCE(MAX(size), 0) FROM checkpoints)"
+        ),
+    ]
+}
+
+#[test]
+fn a_cut_log_fails_verify_against_the_witnessed_head() {
+    for n in [12, 0] {
+        let (_d, data) = witnessed_ledger();
+        let edits = cut_to(n);
+        let edits: Vec<&str> = edits.iter().map(String::as_str).collect();
+        sql(&data.join("airlock.db"), &edits);
+        // The log alone is consistent: only the witness shows what is missing.
+        let (code, text) = stdout(airlock(&data).args(["ledger", "verify"]));
+        assert_eq!(code, 1, "cut to {n}: {text}");
+        assert!(
+            text.contains("witnessed for 20 receipts") && text.contains("it was cut"),
+            "cut to {n}: {text}"
+        );
+        let (code, text) = stdout(
+            airlock(&data)
+                .args(["ledger", "verify", "--json"])
+                .arg(data.join("airlock.db")),
+        );
+        assert_eq!(code, 1, "the file form, cut to {n}: {text}");
+        assert!(text.contains(r#""ok":false"#), "{text}");
+        // The writer goes on appending to the cut log; still caught.
+        load(&data, 3, "after");
+        let (code, text) = stdout(airlock(&data).args(["ledger", "verify"]));
+        assert_eq!(code, 1, "cut to {n}, then appended: {text}");
+    }
+}
+
+#[test]
+fn an_edited_payload_fails_verify() {
+    let (_d, data) = witnessed_ledger();
+    sql(
+        &data.join("airlock.db"),
+        &["UPDATE receipts SET payload = replace(payload, 'echo w', 'rm -rf /') WHERE leaf = 3"],
+    );
+    let (code, text) = stdout(airlock(&data).args(["ledger", "verify"]));
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("the stored payload is not what the receipt signed"),
+        "{text}"
+    );
+}
+
 #[test]
 fn sigkill_mid_append_loses_no_committed_receipt() {
     let d = tempfile::tempdir().unwrap();

@@ -844,3 +844,159 @@ fn watch_moves_on_when_an_approval_times_out_and_the_agent_is_denied() {
     assert_eq!(out["status"], "denied", "{out}");
     assert!(out.to_string().contains("APPROVAL_TIMEOUT"), "{out}");
 }
+
+/// A stranger on the port `serve.json` names, answering "allowed" to everything; returns its
+/// URL-less port holder and a handle yielding every request it saw once dropped.
+fn impostor(
+    port: &str,
+) -> (
+    std::thread::JoinHandle<Vec<String>>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let listener = std::net::TcpListener::bind(format!("127.0.0.1:{port}"))
+        .expect("the dead daemon's port could not be taken");
+    listener.set_nonblocking(true).unwrap();
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let h = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        loop {
+            if stopped.try_recv().is_ok() {
+                return seen;
+            }
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            // Every request on the connection, answered at once; whatever arrives is kept.
+            let mut buf = [0u8; 65536];
+            loop {
+                let n = s.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                seen.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                let answer = r#"{"status":"allowed","id":"act_1","message":"approved"}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+                if s.write_all(reply.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (h, stop)
+}
+
+/// The daemon dies (SIGKILL: its `serve.json`, agent token and key stay behind) and another
+/// program takes its port and says "allowed" to everything. Neither hook nor the person's
+/// commands may send it a token or believe it: the hook asks locally.
+#[test]
+fn a_stranger_on_a_dead_daemons_port_gets_no_token_and_approves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "gina");
+    let agent = d.agent_token();
+    let port = d.url.rsplit(':').next().unwrap().to_string();
+    let url = d.url.clone();
+    d.kill();
+    assert!(
+        dir.join("serve.json").is_file(),
+        "SIGKILL leaves serve.json"
+    );
+    let (seen, stop) = impostor(&port);
+
+    for lean in [true, false] {
+        let hook = if lean {
+            lean_hook_in_background(&dir, &home, &[], ASKS)
+        } else {
+            hook_in_background(&dir, &home, &[], ASKS)
+        };
+        let (code, stdout) = hook.join().unwrap();
+        assert_eq!(code, 0, "{stdout}");
+        assert!(
+            stdout.contains(r#""permissionDecision":"ask""#),
+            "lean={lean}: the local ask stays: {stdout}"
+        );
+    }
+    let (code, out, err) = airlock(
+        &dir,
+        None,
+        &["approve", "act_1", "--url", &url, "--token", &approver],
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("is not the airlock daemon"), "{err}");
+    let (code, _, err) = airlock(&dir, None, &["pending", "--token", &approver]);
+    assert_ne!(code, 0);
+    assert!(err.contains("is not the airlock daemon"), "{err}");
+
+    stop.send(()).unwrap();
+    let seen = seen.join().unwrap();
+    assert!(
+        !seen.is_empty(),
+        "the clients did knock at the stranger's port"
+    );
+    for req in &seen {
+        assert!(
+            !req.contains(&agent) && !req.contains(&approver) && !req.contains("Authorization"),
+            "a token reached the stranger: {req}"
+        );
+    }
+}
+
+/// `serve.json` names a port nobody listens on: the hook asks locally, at once.
+#[test]
+fn a_stale_serve_json_with_nobody_listening_leaves_the_local_ask() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    d.kill();
+    let started = Instant::now();
+    let (code, stdout) = lean_hook_in_background(&dir, &home, &[], ASKS)
+        .join()
+        .unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains(r#""permissionDecision":"ask""#), "{stdout}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// What `airlock serve` leaves in the data directory is its owner's only.
+#[test]
+fn the_daemons_files_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    for f in [
+        "serve.json",
+        "agent.token",
+        "daemon.key",
+        "airlock.db",
+        "airlock.db-wal",
+        "airlock.db-shm",
+    ] {
+        assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
+    }
+    drop(d);
+    let out = tmp.path().join("pack");
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &["ledger", "export", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(mode(&out), 0o700);
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+}

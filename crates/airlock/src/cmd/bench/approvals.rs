@@ -76,11 +76,13 @@ async fn measure(args: &Args, nodes: &[Node], database: Option<&str>) -> Result<
     let a = Client::new(Endpoint {
         url: nodes[0].url.clone(),
         token: Some(agent),
+        key: airlock_hook::proof::DaemonKey::load(&nodes[0].dir),
     })?;
     let p_node = nodes.last().context("no node")?;
     let p = Client::new(Endpoint {
         url: p_node.url.clone(),
         token: Some(person),
+        key: airlock_hook::proof::DaemonKey::load(&p_node.dir),
     })?;
     let call = Duration::from_secs(30);
 

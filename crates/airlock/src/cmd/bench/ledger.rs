@@ -1,6 +1,7 @@
 //! `airlock bench ledger`: durable appends per second (signed, chained, checkpointed receipts
 //! committed to the store the global options select, a fresh temporary SQLite by default),
-//! verifications per second (the full `ledger verify` work over what was appended), and the time
+//! verifications per second (the full `ledger verify` work over what was appended: the log, every
+//! stored payload against its receipt, and the witnessed tree heads the appends left), and the time
 //! to build and check an inclusion proof in a log of a million receipts (leaves built in memory).
 
 use std::sync::Arc;
@@ -8,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use airlock_core::{Action, Assessment};
+use airlock_ledger::MerkleLog;
 use airlock_ledger::canonical::sha256;
-use airlock_ledger::{LogVerifier, MerkleLog};
 use airlock_store::{Ledger, LedgerConfig, StoreOptions, audit};
 use anyhow::Result;
 
@@ -87,7 +88,11 @@ async fn bench(args: Args) -> Result<u8> {
     // Verification of everything appended (read from the store first, not timed).
     let snap = audit::snapshot(ledger.db()).await?;
     let started = Instant::now();
-    let report = LogVerifier::new(&snap.events)?.verify(&snap.receipts, &snap.checkpoints)?;
+    let report = audit::verify_snapshot(
+        &snap,
+        Some(ledger.witness_dir()),
+        Some(&record::payload_matches),
+    )?;
     let verify_secs = started.elapsed().as_secs_f64();
     if let Ok(l) = Arc::try_unwrap(ledger) {
         l.close().await;

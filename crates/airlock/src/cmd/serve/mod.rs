@@ -20,6 +20,7 @@ use airlock_store::{Ledger, LedgerConfig};
 use anyhow::{Context, Result};
 
 use crate::daemon::{AGENT_TOKEN_FILE, SERVE_FILE, ServeInfo};
+use airlock_hook::proof::{DAEMON_KEY_FILE, DaemonKey};
 use config::ConfigFile;
 
 #[derive(clap::Args)]
@@ -87,9 +88,11 @@ pub(crate) fn run_node(
         let local = listener.local_addr()?;
         let url = format!("http://{local}");
         let data_dir = opts.data_dir.clone();
-        if announce_it {
-            announce(&data_dir, &url, &node, &auth).await?;
-        }
+        let answer_key = if announce_it {
+            Some(announce(&data_dir, &url, &node, &auth).await?)
+        } else {
+            None
+        };
         eprintln!(
             "airlock serve: node {node} on {url} ({} store); web inbox at {url}/inbox",
             db.backend()
@@ -105,6 +108,9 @@ pub(crate) fn run_node(
             max_body: file.serve.max_body.unwrap_or(DEFAULT_MAX_BODY),
         };
         let mut state = AppState::new(broker.clone(), auth, config);
+        if let Some(k) = answer_key {
+            state = state.with_answer_key(k);
+        }
         if let Some(pc) = proxy {
             eprintln!(
                 "airlock serve: OpenAI-compatible proxy at {url}/v1 (upstream {}); clients use an agent token as their API key",
@@ -134,9 +140,23 @@ fn policy_provider() -> PolicyProvider {
     Arc::new(|cwd: Option<&Path>| Policy::load(&crate::cmd::policy::sources_at(cwd)).map(Arc::new))
 }
 
-/// Writes `serve.json` and, if needed, a fresh agent token for this machine's hooks.
-async fn announce(dir: &Path, url: &str, node: &str, auth: &Auth) -> Result<()> {
+/// Writes `serve.json` and, if needed, a fresh agent token for this machine's hooks and the
+/// key the daemon proves its answers with (`daemon.key`, kept across restarts); returns the key.
+async fn announce(dir: &Path, url: &str, node: &str, auth: &Auth) -> Result<DaemonKey> {
     airlock_store::keyfile::create_private_dir(dir)?;
+    let key_path = dir.join(DAEMON_KEY_FILE);
+    let key = match DaemonKey::load(dir) {
+        Some(k) => {
+            airlock_store::keyfile::tighten(&key_path, 0o600)?;
+            k
+        }
+        None => {
+            let k =
+                DaemonKey::generate().map_err(|e| anyhow::anyhow!("drawing daemon.key: {e}"))?;
+            write_private(&key_path, &format!("{}\n", k.to_hex()))?;
+            k
+        }
+    };
     let token_path = dir.join(AGENT_TOKEN_FILE);
     let current = std::fs::read_to_string(&token_path).unwrap_or_default();
     let valid = match current.trim() {
@@ -153,26 +173,14 @@ async fn announce(dir: &Path, url: &str, node: &str, auth: &Auth) -> Result<()> 
         node: node.to_string(),
     };
     write_private(&dir.join(SERVE_FILE), &serde_json::to_string_pretty(&info)?)?;
-    Ok(())
+    Ok(key)
 }
 
 /// Writes a file readable by its owner only (written to a temporary name, then renamed, so a
 /// reader never sees half a file).
 fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    airlock_store::keyfile::write_private(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 pub(crate) fn hostname() -> String {
