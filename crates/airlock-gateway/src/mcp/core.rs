@@ -131,20 +131,37 @@ impl<D: Decider> Core<D> {
     pub async fn decide(&self, name: &str, arguments: Value) -> Ruling {
         let server_cfg = self.gw.config.servers.get(&self.gw.server);
         let action = match server_cfg.and_then(|c| c.shell_tools.get(name)) {
-            Some(arg) => match arguments.get(arg).and_then(Value::as_str) {
-                Some(cmd) => Action::Shell {
-                    command: cmd.to_string(),
-                    cwd: None,
-                },
-                None => {
-                    return Ruling::deny(
-                        "MCP_INVALID_PARAMS",
-                        format!(
-                            "`{name}` runs shell commands; its `{arg}` argument must be a string"
-                        ),
-                    );
+            Some(args) => {
+                let keys = args.names();
+                let empty = serde_json::Map::new();
+                match crate::proxy::toolmap::shell_command(
+                    arguments.as_object().unwrap_or(&empty),
+                    &keys,
+                ) {
+                    Ok(cmd) => Action::Shell {
+                        command: cmd.to_string(),
+                        cwd: None,
+                    },
+                    Err(None) => {
+                        return Ruling::deny(
+                            "MCP_INVALID_PARAMS",
+                            format!(
+                                "`{name}` runs shell commands; its `{}` argument must be a non-empty string",
+                                keys.join("` or `")
+                            ),
+                        );
+                    }
+                    Err(Some(names)) => {
+                        return Ruling::deny(
+                            "MCP_AMBIGUOUS_COMMAND",
+                            format!(
+                                "`{name}` runs shell commands and was given one in more than one argument (`{}`); send exactly one",
+                                names.join("`, `")
+                            ),
+                        );
+                    }
                 }
-            },
+            }
             None => Action::Tool {
                 tool: action_name(&self.gw.server, name),
                 arguments,
