@@ -473,7 +473,14 @@ async fn a_shell_call_with_two_command_arguments_is_refused() {
     .await;
     let doc: Value = serde_json::from_slice(&body).unwrap();
     let text = doc["choices"][0]["message"]["content"].as_str().unwrap();
-    assert_eq!(text.matches("(PROXY_AMBIGUOUS_COMMAND)").count(), 2, "{text}");
+    assert_eq!(
+        text.matches("(PROXY_AMBIGUOUS_COMMAND)").count(),
+        2,
+        "{text}"
+    );
     // `script` is analysed as well: `rm -rf /` there is not let through as an unknown argument
-    assert!(doc["choices"][0]["message"].get("tool_calls").is_none(), "{doc}");
+    assert!(
+        doc["choices"][0]["message"].get("tool_calls").is_none(),
+        "{doc}"
+    );
 }

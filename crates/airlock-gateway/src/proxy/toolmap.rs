@@ -27,7 +27,10 @@ pub fn shell_command<'a>(
     args: &'a serde_json::Map<String, Value>,
     keys: &[String],
 ) -> Result<&'a str, Option<Vec<String>>> {
-    let present: Vec<&String> = keys.iter().filter(|k| args.contains_key(k.as_str())).collect();
+    let present: Vec<&String> = keys
+        .iter()
+        .filter(|k| args.contains_key(k.as_str()))
+        .collect();
     match present.as_slice() {
         [] => Err(None),
         [one] => args
