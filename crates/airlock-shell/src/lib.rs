@@ -15,6 +15,7 @@ mod dest;
 mod dfa;
 pub mod evasion;
 mod fallback;
+pub mod fetch;
 pub mod inline;
 pub mod paths;
 mod prebuilt;
