@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod proxy;
+pub mod roots;
 mod routes;
 mod state;
 mod token_cache;

@@ -26,7 +26,6 @@ pub mod input;
 pub mod install;
 pub mod ordered;
 pub mod protocol;
-pub mod rundirs;
 pub mod tools;
 
 use std::io::{IsTerminal, Read, Write};
@@ -281,7 +280,7 @@ fn assess(call: &ToolCall, home: Option<&str>) -> (tools::Verdict, Option<String
     let (Some(line), Some(cwd)) = (tools::shell_command(call), cwd) else {
         return (verdict, decided_in);
     };
-    for dir in rundirs::elsewhere(&line, &cwd, home) {
+    for dir in airlock_shell::rundirs::elsewhere(&line, &cwd, home) {
         let other = policy_sources(Some(&dir));
         if other.project == sources.project {
             continue;

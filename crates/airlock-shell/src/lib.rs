@@ -21,6 +21,7 @@ pub mod paths;
 mod prebuilt;
 pub mod readonly;
 pub mod rules;
+pub mod rundirs;
 mod simple;
 pub mod typosquat;
 pub mod unwrap;

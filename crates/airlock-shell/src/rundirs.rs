@@ -1,6 +1,8 @@
-//! Where a command line will run. The project policy that applies is the one of the directory
-//! a command runs in, not only the one the agent reports: `cd proj && npm publish`, sent from
-//! outside `proj`, runs `npm publish` in `proj`, so `proj/.airlock/policy.toml` must judge it.
+//! Where a command line will run: an accessor over what the walk found, which changes nothing in
+//! the analysis. The project policy that applies is the one of the directory a command runs in,
+//! not only the one the agent reports: `cd proj && npm publish`, sent from outside `proj`, runs
+//! `npm publish` in `proj`, so `proj/.airlock/policy.toml` must judge it (the hook), and a
+//! daemon that registered an agent's workspace roots refuses a line that leaves them (REST).
 //!
 //! The directories are read from the commands the shell analyser walked (`Ran::text`, the
 //! canonical words of each command, `cd` and `pushd` among them): each target is taken against
@@ -15,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 /// repeats, at most `MAX`.
 pub fn elsewhere(line: &str, cwd: &Path, home: Option<&str>) -> Vec<PathBuf> {
     const MAX: usize = 16;
-    let Ok(an) = airlock_shell::Analyzer::builtin() else {
+    let Ok(an) = crate::Analyzer::builtin() else {
         return Vec::new();
     };
     let a = an.analyse_full(line, true);
@@ -47,7 +49,7 @@ pub fn elsewhere(line: &str, cwd: &Path, home: Option<&str>) -> Vec<PathBuf> {
 /// `Some(Some(target))` for `cd DIR`/`pushd DIR`, `Some(Some("~"))` for a bare `cd`,
 /// `Some(None)` for `cd -` and the like, `None` for other commands.
 fn cd_target(text: &str) -> Option<Option<String>> {
-    let argv = airlock_shell::simple_argv(text)?;
+    let argv = crate::simple_argv(text)?;
     let (prog, args) = argv.split_first()?;
     if prog != "cd" && prog != "pushd" {
         return None;
@@ -64,7 +66,7 @@ fn cd_target(text: &str) -> Option<Option<String>> {
 }
 
 /// `target` taken against `base`, `~` against `home`, normalised lexically.
-fn resolve(target: &str, base: &Path, home: Option<&str>) -> Option<PathBuf> {
+pub fn resolve(target: &str, base: &Path, home: Option<&str>) -> Option<PathBuf> {
     let joined = if target == "~" || target.starts_with("~/") {
         let h = home?;
         Path::new(h).join(target.trim_start_matches('~').trim_start_matches('/'))
