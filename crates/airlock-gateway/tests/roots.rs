@@ -138,6 +138,25 @@ async fn roots(pg: Option<common::PgSchema>) {
     )
     .await;
     assert_eq!((st, v["decision"].as_str()), (200, Some("allow")), "{v}");
+    // a line that changes into the project from elsewhere in the roots is judged by the
+    // project's policy, as if sent from inside it
+    for line in [
+        "cd proj && npm publish",
+        "cd ./proj; npm publish --tag next",
+    ] {
+        let (st, v) = post(
+            &c,
+            &s.u("/v1/actions"),
+            &bot,
+            submit(Some(ws_text.clone()), line),
+        )
+        .await;
+        assert_eq!(
+            (st, v["decision"].as_str()),
+            (200, Some("deny")),
+            "{line}: {v}"
+        );
+    }
     // a token without roots is not confined
     let (st, v) = post(
         &c,

@@ -7,7 +7,7 @@
 //! as one) equals another listed or already trusted name's is flagged, unless it is itself
 //! the trusted one.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The stable reason of a flagged name.
 pub const LOOKALIKE: &str = "MCP_TOOL_LOOKALIKE";
@@ -44,17 +44,23 @@ pub fn flagged(listed: &[String], trusted: &HashSet<String>) -> BTreeMap<String,
         }
     }
     // A name flagged above is hidden already: a plain name it imitates is not suspect for it.
-    let candidates: Vec<&String> = listed
+    let mut by_skeleton: HashMap<String, Vec<&String>> = HashMap::new();
+    for n in listed
         .iter()
         .filter(|n| !out.contains_key(*n))
         .chain(trusted.iter())
-        .collect();
+    {
+        let names = by_skeleton.entry(skeleton(n)).or_default();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
     for name in listed {
         if out.contains_key(name) || trusted.contains(name) {
             continue;
         }
-        let sk = skeleton(name);
-        if let Some(other) = candidates.iter().find(|o| **o != name && skeleton(o) == sk) {
+        let same = by_skeleton.get(&skeleton(name));
+        if let Some(other) = same.and_then(|v| v.iter().find(|o| **o != name)) {
             out.insert(
                 name.clone(),
                 format!(
