@@ -38,7 +38,7 @@ impl Broker {
             return Ok(o);
         }
         let streak = self.db().denial_streak(&s.session).await?;
-        let policy = match (self.inner.policy)(s.cwd.as_deref().map(Path::new)) {
+        let (policy, cwd) = match self.policy_where_it_runs(&s) {
             Ok(p) => p,
             Err(e) => {
                 let a = airlock_policy::load_error(&e.to_string());
@@ -60,7 +60,7 @@ impl Broker {
             agent: Some(s.agent.clone()),
             session: Some(s.session.clone()),
             channel: Some(s.channel),
-            cwd: s.cwd.clone(),
+            cwd,
             recent_denials: streak,
             known_hosts,
             ..Context::default()
@@ -97,6 +97,50 @@ impl Broker {
                     .await
             }
         }
+    }
+
+    /// The policy that judges `s`, and the working directory it is judged in: the policy of
+    /// the submission's `cwd`, or of another directory its shell line runs a command in (the
+    /// targets of its `cd`s, `airlock_shell::rundirs`) when that policy is stricter on it, so
+    /// `cd proj && npm publish` sent from outside `proj` is judged by proj's project file.
+    fn policy_where_it_runs(
+        &self,
+        s: &Submission,
+    ) -> Result<(Arc<Policy>, Option<String>), airlock_policy::PolicyError> {
+        let base = (self.inner.policy)(s.cwd.as_deref().map(Path::new))?;
+        let (Action::Shell { command, .. }, Some(cwd)) = (&s.action, s.cwd.as_deref()) else {
+            return Ok((base, s.cwd.clone()));
+        };
+        // the walk is only needed for a line that may change directory
+        if !cwd.starts_with('/') || !(command.contains("cd") || command.contains("pushd")) {
+            return Ok((base, s.cwd.clone()));
+        }
+        let rank = |p: &Policy, dir: &str| {
+            let ctx = Context {
+                agent: Some(s.agent.clone()),
+                session: Some(s.session.clone()),
+                channel: Some(s.channel),
+                cwd: Some(dir.to_string()),
+                ..Context::default()
+            };
+            let v = p.evaluate(&s.action, &ctx);
+            (v.decision, v.tier)
+        };
+        let mut best_rank = rank(&base, cwd);
+        let mut best = (base, s.cwd.clone());
+        for dir in airlock_shell::rundirs::elsewhere(command, Path::new(cwd), None) {
+            let p = (self.inner.policy)(Some(&dir))?;
+            if Arc::ptr_eq(&p, &best.0) {
+                continue;
+            }
+            let d = dir.display().to_string();
+            let r = rank(&p, &d);
+            if r > best_rank {
+                best_rank = r;
+                best = (p, Some(d));
+            }
+        }
+        Ok(best)
     }
 
     /// The outcome of an earlier submission with the same request id, which must be the same

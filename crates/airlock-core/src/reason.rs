@@ -69,6 +69,11 @@ reason_codes! {
     AnalysisTimeout = "ANALYSIS_TIMEOUT": "the analysis did not finish within its time limit",
     /// A package install names a package that is not popular but is one slip away from a popular one.
     PackageTyposquat = "PACKAGE_TYPOSQUAT": "a package to install is named like a popular package with a typing slip (a possible typosquat)",
+    /// A fetch goes to this machine, a link-local or metadata address, a private network, or an
+    /// IP address in an unusual spelling.
+    NetworkInternal = "NETWORK_INTERNAL": "a fetch goes to loopback, link-local or cloud metadata, a private network, or an oddly spelt IP address",
+    /// A URL to fetch carries what looks like a secret (a key or token in its query, a password).
+    SecretInUrl = "SECRET_IN_URL": "a URL to fetch carries what looks like a secret (a key, token or password)",
     // -- input and protocol ---------------------------------------------------------------------
     /// Input that is not valid UTF-8.
     NotUtf8 = "NOT_UTF8": "the input is not valid UTF-8",

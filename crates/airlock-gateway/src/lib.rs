@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod openapi;
 mod proof;
 pub mod proxy;
+pub mod roots;
 mod routes;
 mod state;
 mod token_cache;

@@ -42,7 +42,9 @@ fn sse(events: &[Value]) -> Response {
 async fn upstream(calls: Calls, headers: HeaderMap, body: String) -> Response {
     let msg: Value = serde_json::from_str(&body).unwrap();
     let id = msg["id"].clone();
-    let method = msg["method"].as_str().unwrap_or("");
+    // like some servers, this one reads method names without regard to case
+    let method = msg["method"].as_str().unwrap_or("").to_ascii_lowercase();
+    let method = method.as_str();
     if method != "initialize"
         && headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) != Some("sess-1")
     {
@@ -189,6 +191,25 @@ async fn the_http_proxy_filters_lists_decides_calls_and_scans_sse_results() {
             .contains("MCP_RESULT_INJECTION"),
         "{m:?}"
     );
+
+    // a method spelt otherwise never reaches the upstream (which would run it as a call)
+    for method in ["Tools/call", "TOOLS/CALL", "tools/call "] {
+        let r = post(json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": {"name": "delete_repo", "arguments": {}}}), true).await.unwrap();
+        assert_eq!(r.status(), 200);
+        let m = messages(r).await;
+        assert_eq!(m[0]["error"]["code"], -32601, "{m:?}");
+        assert_eq!(
+            m[0]["error"]["data"]["reason"], "MCP_METHOD_UNKNOWN",
+            "{m:?}"
+        );
+    }
+    let r = post(
+        json!({"jsonrpc": "2.0", "method": "Notifications/initialized"}),
+        true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
 
     // bad messages are refused at the proxy
     let r = client

@@ -267,3 +267,25 @@ async fn legacy_function_call_deltas_are_gated() {
     assert!(text.contains("`bash` was blocked"));
     assert_eq!(finish, "stop");
 }
+
+/// A streamed answer with a 4xx status is relayed through the same gate: a blocked call is
+/// replaced by its explanation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_error_status_with_calls_is_gated() {
+    let h = start("30s", |_| {}).await;
+    let r = client()
+        .post(h.u("/v1/chat/completions"))
+        .bearer_auth(&h.agent)
+        .json(&request(
+            json!({"status": 400, "calls": [["bash", "{\"command\":\"rm -rf /\"}"]]}),
+            true,
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body = String::from_utf8(r.bytes().await.unwrap().to_vec()).unwrap();
+    assert!(!body.contains("tool_calls"), "{body}");
+    assert!(body.contains("was blocked"), "{body}");
+    assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
+}

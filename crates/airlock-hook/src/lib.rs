@@ -147,14 +147,27 @@ fn decide_within(
     let result = catch_unwind(AssertUnwindSafe(|| match input::parse(bytes, forced) {
         Ok(call) => {
             seen = Some(call.protocol);
-            let verdict = if tools::is_shell(&call) {
+            let assessed = if tools::is_shell(&call) {
                 assess_with_deadline(&call, home, deadline)
             } else {
                 Some(assess(&call, home))
             };
-            let verdict = verdict.unwrap_or_else(|| tools::timed_out(&call, deadline));
+            let (verdict, ran_in) = match assessed {
+                Some((v, dir)) => (v, dir),
+                None => (tools::timed_out(&call, deadline), None),
+            };
+            // The daemon decides with the policy of the directory whose policy decided here
+            // (`cd proj && …` is judged with proj's), so its answer cannot be a looser one.
+            let escalated_call = match ran_in {
+                Some(dir) => {
+                    let mut c = call.clone();
+                    c.cwd = Some(dir);
+                    c
+                }
+                None => call.clone(),
+            };
             let escalated = match handoff {
-                Some(h) => daemon::escalate(&call, verdict, h),
+                Some(h) => daemon::escalate(&escalated_call, verdict, h),
                 None => Escalated::Verdict(verdict),
             };
             match escalated {
@@ -245,20 +258,47 @@ fn assess_with_deadline(
     call: &ToolCall,
     home: Option<&str>,
     deadline: Duration,
-) -> Option<tools::Verdict> {
+) -> Option<(tools::Verdict, Option<String>)> {
     let owned = call.clone();
     let home = home.map(str::to_string);
     within(deadline, move || assess(&owned, home.as_deref()))
 }
 
 /// Loads the effective policy found from the call's working directory (the built-in layer plus
-/// the user, project and managed files) and decides; a policy that does not load denies.
-fn assess(call: &ToolCall, home: Option<&str>) -> tools::Verdict {
-    let cwd = call.cwd.as_deref().map(Path::new);
-    match airlock_policy::Policy::load(&policy_sources(cwd)) {
+/// the user, project and managed files) and decides; a policy that does not load denies. A shell
+/// command is also judged with the policy of every other directory it will run in (the `cd`
+/// targets of the line), and the strictest verdict stands; the directory whose policy gave it
+/// is returned when it is not the call's own.
+fn assess(call: &ToolCall, home: Option<&str>) -> (tools::Verdict, Option<String>) {
+    let here = std::env::current_dir().ok();
+    let cwd = call.cwd.as_deref().map(PathBuf::from).or(here);
+    let sources = policy_sources(cwd.as_deref());
+    let mut verdict = match airlock_policy::Policy::load(&sources) {
         Ok(policy) => tools::assess_with(&policy, call, home),
-        Err(e) => tools::policy_failed(call, &e.to_string()),
+        Err(e) => return (tools::policy_failed(call, &e.to_string()), None),
+    };
+    let mut decided_in = None;
+    let (Some(line), Some(cwd)) = (tools::shell_command(call), cwd) else {
+        return (verdict, decided_in);
+    };
+    for dir in airlock_shell::rundirs::elsewhere(&line, &cwd, home) {
+        let other = policy_sources(Some(&dir));
+        if other.project == sources.project {
+            continue;
+        }
+        let mut there = call.clone();
+        there.cwd = Some(dir.display().to_string());
+        let v = match airlock_policy::Policy::load(&other) {
+            Ok(policy) => tools::assess_with(&policy, &there, home),
+            Err(e) => tools::policy_failed(&there, &e.to_string()),
+        };
+        let rank = |v: &tools::Verdict| (v.assessment.decision, v.assessment.tier);
+        if rank(&v) > rank(&verdict) {
+            verdict = v;
+            decided_in = there.cwd;
+        }
     }
+    (verdict, decided_in)
 }
 
 /// The policy files for a process working in `cwd` (default: the current directory), with

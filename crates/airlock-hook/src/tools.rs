@@ -171,6 +171,14 @@ pub fn action_of(call: &ToolCall) -> Option<Action> {
     }
 }
 
+/// The command line of a shell tool call, when it is one.
+pub fn shell_command(call: &ToolCall) -> Option<String> {
+    match kind(&call.tool.to_ascii_lowercase(), &call.args) {
+        Kind::Shell => command_of(&call.args),
+        _ => None,
+    }
+}
+
 /// True when the call is a shell command, the only kind whose analysis can take long (rule
 /// compilation, parsing of adversarial input).
 pub fn is_shell(call: &ToolCall) -> bool {

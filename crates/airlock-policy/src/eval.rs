@@ -414,6 +414,11 @@ impl Policy {
                     ));
                     ins.side_effects = SideEffects::External;
                 }
+                if ins.host.is_some() {
+                    for f in airlock_shell::fetch::fetch_findings(url) {
+                        a.push(f);
+                    }
+                }
                 ins.assessment = a;
             }
             Action::MessageSend { channel, .. } => {
@@ -436,6 +441,17 @@ impl Policy {
             Action::Tool { tool, arguments } => {
                 ins.tool = Some(tool.clone());
                 self.inspect_tool(tool, arguments, ctx, &mut ins);
+                // the agents' web-fetch tools, when called by name (REST tool calls)
+                let fetch = matches!(tool.to_ascii_lowercase().as_str(), "webfetch" | "web_fetch");
+                if let Some(url) = arguments
+                    .get("url")
+                    .and_then(|u| u.as_str())
+                    .filter(|_| fetch)
+                {
+                    for f in airlock_shell::fetch::fetch_findings(url) {
+                        ins.assessment.push(f);
+                    }
+                }
             }
         }
         ins

@@ -168,3 +168,26 @@ impl Db {
         })
     }
 }
+
+impl Db {
+    /// Registers `roots` (absolute, normalised directories) for the token `token`, adding to
+    /// those it has.
+    pub async fn token_roots_add(&self, token: &str, roots: &[String]) -> Result<(), StoreError> {
+        const Q: &str = "INSERT INTO token_roots (token, root) VALUES ($1, $2) ON CONFLICT (token, root) DO NOTHING";
+        for root in roots {
+            on_pool!(self, p => {
+                sqlx::query(Q).bind(token).bind(root.as_str()).execute(p).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// The workspace roots registered for `token`, sorted (empty: none registered).
+    pub async fn token_roots(&self, token: &str) -> Result<Vec<String>, StoreError> {
+        const Q: &str = "SELECT root FROM token_roots WHERE token = $1 ORDER BY root";
+        on_pool!(self, p => {
+            let rows = sqlx::query(Q).bind(token).fetch_all(p).await?;
+            Ok(rows.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<_, _>>()?)
+        })
+    }
+}

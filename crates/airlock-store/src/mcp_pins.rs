@@ -25,6 +25,15 @@ pub struct PinRow {
     pub updated_ms: i64,
 }
 
+impl PinRow {
+    /// Whether a person moved the pin to its definition: pins move only by a person's approval,
+    /// so an approved pin updated after its first sight was approved by someone (one pinned at
+    /// first sight was never updated).
+    pub fn approved_by_person(&self) -> bool {
+        self.status == "approved" && self.updated_ms != self.first_seen_ms
+    }
+}
+
 /// What a presented definition is, measured against the pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinCheck {
@@ -98,6 +107,63 @@ impl Db {
         Ok(PinCheck::Quarantined {
             approved: row.sha256,
             presented: sha256.to_string(),
+        })
+    }
+
+    /// Like [`Db::mcp_pin_check`], except that a tool seen for the first time is not pinned but
+    /// held: stored quarantined with no approved definition (`sha256` empty) and `sha256` as the
+    /// one presented, so it stays unusable until a person approves it. For tools that appear
+    /// after a server's first listing, which nobody has looked at.
+    pub async fn mcp_pin_hold_new(
+        &self,
+        server: &str,
+        tool: &str,
+        sha256: &str,
+        definition: &str,
+        now: i64,
+    ) -> Result<PinCheck, StoreError> {
+        const HOLD: &str = "INSERT INTO mcp_pins (server, tool, sha256, status, pending_sha256, first_seen_ms, updated_ms, pending_definition) \
+                            VALUES ($1, $2, '', 'quarantined', $3, $4, $4, $5) ON CONFLICT (server, tool) DO NOTHING";
+        let inserted = on_pool!(self, p => {
+            sqlx::query(HOLD).bind(server).bind(tool).bind(sha256).bind(now).bind(definition)
+                .execute(p).await?.rows_affected() == 1
+        });
+        if inserted {
+            return Ok(PinCheck::Quarantined {
+                approved: String::new(),
+                presented: sha256.to_string(),
+            });
+        }
+        self.mcp_pin_check(server, tool, sha256, definition, now)
+            .await
+    }
+
+    /// Quarantines (server, tool) with `sha256` (of `definition`) waiting for a person, whatever
+    /// its pin was: for a definition the gateway will not use unseen (its description carries
+    /// instructions for the model). `false` when the tool has no pin.
+    pub async fn mcp_pin_quarantine(
+        &self,
+        server: &str,
+        tool: &str,
+        sha256: &str,
+        definition: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        const Q: &str = "UPDATE mcp_pins SET status = 'quarantined', pending_sha256 = $3, updated_ms = $4, \
+                         pending_definition = $5 WHERE server = $1 AND tool = $2";
+        on_pool!(self, p => {
+            let n = sqlx::query(Q).bind(server).bind(tool).bind(sha256).bind(now).bind(definition)
+                .execute(p).await?.rows_affected();
+            Ok(n == 1)
+        })
+    }
+
+    /// Whether any tool of `server` has a pin (it was listed before).
+    pub async fn mcp_pin_server_known(&self, server: &str) -> Result<bool, StoreError> {
+        const Q: &str = "SELECT tool FROM mcp_pins WHERE server = $1 LIMIT 1";
+        on_pool!(self, p => {
+            let row = sqlx::query(Q).bind(server).fetch_optional(p).await?;
+            Ok(row.is_some())
         })
     }
 

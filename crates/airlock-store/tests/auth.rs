@@ -85,6 +85,16 @@ async fn auth(opts: StoreOptions) {
         db.token_get("t2").await.unwrap().unwrap().revoked_ms,
         Some(NOW + 5)
     );
+
+    // workspace roots of a token: none until registered, kept sorted without repeats, and only
+    // for a token that exists
+    assert!(db.token_roots("t1").await.unwrap().is_empty());
+    db.token_roots_add("t1", &["/work/b".into(), "/work/a".into()])
+        .await
+        .unwrap();
+    db.token_roots_add("t1", &["/work/a".into()]).await.unwrap();
+    assert_eq!(db.token_roots("t1").await.unwrap(), ["/work/a", "/work/b"]);
+    assert!(db.token_roots("t2").await.unwrap().is_empty());
     db.close().await;
 }
 

@@ -82,6 +82,73 @@ async fn pins(opts: StoreOptions) {
         .collect();
     assert_eq!(names, [("race", "t"), ("s", "t"), ("s2", "t")]);
     assert_eq!(db.mcp_pin_list(Some("s")).await.unwrap().len(), 1);
+
+    // A tool new after a server's first listing is held, not pinned, until a person approves
+    // the definition it presented.
+    assert!(db.mcp_pin_server_known("s").await.unwrap());
+    assert!(!db.mcp_pin_server_known("nobody").await.unwrap());
+    let held = db
+        .mcp_pin_hold_new("s", "late", "dd", r#"{"d":1}"#, 20)
+        .await
+        .unwrap();
+    assert_eq!(
+        held,
+        PinCheck::Quarantined {
+            approved: String::new(),
+            presented: "dd".into()
+        }
+    );
+    let row = db.mcp_pin_get("s", "late").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            row.status.as_str(),
+            row.sha256.as_str(),
+            row.pending_sha256.as_deref()
+        ),
+        ("quarantined", "", Some("dd"))
+    );
+    assert_eq!(row.pending_definition.as_deref(), Some(r#"{"d":1}"#));
+    // seen again: still held
+    assert!(matches!(
+        db.mcp_pin_hold_new("s", "late", "dd", "{}", 21)
+            .await
+            .unwrap(),
+        PinCheck::Quarantined { .. }
+    ));
+    assert!(db.mcp_pin_approve("s", "late", "dd", 22).await.unwrap());
+    assert_eq!(
+        db.mcp_pin_hold_new("s", "late", "dd", "{}", 23)
+            .await
+            .unwrap(),
+        PinCheck::Approved
+    );
+    let row = db.mcp_pin_get("s", "late").await.unwrap().unwrap();
+    assert!(row.approved_by_person());
+    let first = db.mcp_pin_get("s2", "t").await.unwrap().unwrap();
+    assert!(!first.approved_by_person(), "pinned at first sight");
+    // a pinned definition can be sent back to a person
+    assert!(
+        db.mcp_pin_quarantine("s2", "t", "cc", "{}", 25)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !db.mcp_pin_quarantine("s2", "none", "cc", "{}", 25)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        db.mcp_pin_check("s2", "t", "cc", "{}", 26).await.unwrap(),
+        PinCheck::Quarantined { .. }
+    ));
+    assert!(db.mcp_pin_approve("s2", "t", "cc", 27).await.unwrap());
+    // an existing pin is checked as before
+    assert_eq!(
+        db.mcp_pin_hold_new("s2", "t", "cc", "{}", 28)
+            .await
+            .unwrap(),
+        PinCheck::Approved
+    );
 }
 
 async fn futures_join<F: std::future::Future<Output = PinCheck> + Send + 'static>(

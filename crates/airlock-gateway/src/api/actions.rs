@@ -159,7 +159,8 @@ pub async fn submit(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<OutcomeBody>, ApiError> {
     caller.require(&[Role::Agent], "submit actions (use an agent token)")?;
-    let s = submission(&caller, body)?;
+    let mut s = submission(&caller, body)?;
+    crate::roots::confine(&st, &caller, &mut s).await?;
     Ok(Json(st.broker.submit(s).await?.into()))
 }
 

@@ -16,6 +16,9 @@ use crate::state::AppState;
 pub struct CreateRequest {
     pub name: String,
     pub role: Role,
+    /// For an agent token: the workspace directories its REST actions may run in (absolute).
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 fn gateway_error(e: GatewayError) -> ApiError {
@@ -31,11 +34,26 @@ pub async fn create(
     ApiJson(req): ApiJson<CreateRequest>,
 ) -> Result<(StatusCode, Json<NewToken>), ApiError> {
     caller.require(&[Role::Admin], "create tokens")?;
+    let roots = crate::roots::normalised(&req.roots)
+        .map_err(|m| ApiError::invalid("INVALID_REQUEST", m))?;
+    if !roots.is_empty() && req.role != Role::Agent {
+        return Err(ApiError::invalid(
+            "INVALID_REQUEST",
+            "only agent tokens have workspace roots",
+        ));
+    }
     let t = st
         .auth
         .create(&req.name, req.role)
         .await
         .map_err(gateway_error)?;
+    if !roots.is_empty() {
+        st.auth
+            .db()
+            .token_roots_add(&t.id, &roots)
+            .await
+            .map_err(ApiError::internal)?;
+    }
     Ok((StatusCode::CREATED, Json(t)))
 }
 

@@ -21,14 +21,33 @@ pub enum InjectionMode {
     Block,
 }
 
+/// The argument names a shell tool may take its command line in: one name or a list.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum CommandArguments {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl CommandArguments {
+    /// The names, in order.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            CommandArguments::One(n) => vec![n.clone()],
+            CommandArguments::Many(v) => v.clone(),
+        }
+    }
+}
+
 /// One declared server.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
-    /// Tools that run shell commands: tool name → the argument holding the command line. Their
-    /// calls are decided as shell actions, with everything the shell rules know.
+    /// Tools that run shell commands: tool name → the argument (or arguments) that may hold the
+    /// command line. Their calls are decided as shell actions, with everything the shell rules
+    /// know; a call giving a command in more than one of them is refused.
     #[serde(default)]
-    pub shell_tools: BTreeMap<String, String>,
+    pub shell_tools: BTreeMap<String, CommandArguments>,
     /// Overrides `[mcp] injection` for this server.
     #[serde(default)]
     pub injection: Option<InjectionMode>,
@@ -101,12 +120,16 @@ mod tests {
     #[test]
     fn reads_the_mcp_table_and_refuses_unknown_fields() {
         let c = McpConfig::from_toml(
-            "[serve]\nx = 1\n[mcp]\ninjection = \"block\"\n[mcp.servers.files]\nshell_tools = { run = \"command\" }\n",
+            "[serve]\nx = 1\n[mcp]\ninjection = \"block\"\n[mcp.servers.files]\nshell_tools = { run = \"command\", sh = [\"cmd\", \"script\"] }\n",
         )
         .unwrap();
         assert_eq!(c.injection, InjectionMode::Block);
         assert_eq!(c.max_message, DEFAULT_MAX_MESSAGE);
-        assert_eq!(c.servers["files"].shell_tools["run"], "command");
+        assert_eq!(c.servers["files"].shell_tools["run"].names(), ["command"]);
+        assert_eq!(
+            c.servers["files"].shell_tools["sh"].names(),
+            ["cmd", "script"]
+        );
         assert!(McpConfig::from_toml("[mcp]\nbogus = 1\n").is_err());
         assert!(McpConfig::from_toml("[mcp]\nmax_message = 10\n").is_err());
         assert_eq!(McpConfig::from_toml("").unwrap(), McpConfig::default());

@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::core::{Core, denied_result, log};
 use super::frame::{self, Message};
 use super::gate::{Decider, Ruling};
+use super::methods;
 use super::notify::{self, Note};
 use super::scan;
 use super::sdk;
@@ -92,6 +93,21 @@ async fn handle<D: Decider>(
             return json_response(status, &r.to_response());
         }
     };
+    match &msg {
+        Message::Request { method, .. } | Message::Notification { method, .. }
+            if !methods::known(method) =>
+        {
+            let why = methods::refusal_message(method);
+            log(&p.core.gw.server, &format!("refused a message: {why}"));
+            let (status, id) = match &msg {
+                Message::Request { id, .. } => (StatusCode::OK, id.clone()),
+                _ => (StatusCode::BAD_REQUEST, Value::Null),
+            };
+            let e = frame::error_response(&id, methods::METHOD_NOT_FOUND, &why, methods::UNKNOWN);
+            return json_response(status, &e);
+        }
+        _ => {}
+    }
     let expect = match &msg {
         Message::Request { id, method, msg } if method == "tools/call" => {
             let (name, arguments) = match sdk::call_params(msg.get("params")) {
@@ -293,6 +309,26 @@ async fn event<D: Decider>(
             Expect::Scan(want, kind) if *want == id => scan::result(&p.core, *kind, msg).await,
             _ => None,
         },
+        Ok(Message::Request { id, method, .. }) if !methods::known(&method) => {
+            let why = methods::refusal_message(&method);
+            log(
+                &p.core.gw.server,
+                &format!("refused a request of the upstream: {why}"),
+            );
+            let e = frame::error_response(&id, methods::METHOD_NOT_FOUND, &why, methods::UNKNOWN);
+            answer_upstream(p, headers, e);
+            return None;
+        }
+        Ok(Message::Notification { method, .. }) if !methods::known(&method) => {
+            log(
+                &p.core.gw.server,
+                &format!(
+                    "dropped a notification of the upstream: {}",
+                    methods::refusal_message(&method)
+                ),
+            );
+            return None;
+        }
         Ok(Message::Request { id, method, msg }) => match scan::Ask::of_method(&method) {
             Some(ask) => match scan::request(&p.core, ask, &id, msg).await {
                 scan::Outcome::Forward(changed) => changed,

@@ -8,9 +8,12 @@
 
 pub mod config;
 pub mod core;
+pub mod describe;
 pub mod frame;
 pub mod gate;
 pub mod http;
+pub mod methods;
+pub mod names;
 pub mod notify;
 pub mod pins;
 pub mod relay;

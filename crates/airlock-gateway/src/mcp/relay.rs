@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::core::{Core, Gateway, denied_result, lock, log};
 use super::frame::{self, Line, Message};
 use super::gate::{Decider, Ruling};
+use super::methods;
 use super::notify::{self, Note};
 use super::scan;
 use super::sdk;
@@ -140,6 +141,28 @@ async fn pump_client<D: Decider>(s: Arc<Shared<D>>, input: impl AsyncRead + Unpi
             }
         };
         match msg {
+            Message::Request { id, method, .. } if !methods::known(&method) => {
+                log(
+                    &s.core.gw.server,
+                    &format!("refused a request: {}", methods::refusal_message(&method)),
+                );
+                let e = frame::error_response(
+                    &id,
+                    methods::METHOD_NOT_FOUND,
+                    &methods::refusal_message(&method),
+                    methods::UNKNOWN,
+                );
+                let _ = s.to_client.send(encode(&e));
+            }
+            Message::Notification { method, .. } if !methods::known(&method) => {
+                log(
+                    &s.core.gw.server,
+                    &format!(
+                        "dropped a notification: {}",
+                        methods::refusal_message(&method)
+                    ),
+                );
+            }
             Message::Request { id, method, msg } if method == "tools/call" => {
                 let s = s.clone();
                 tokio::spawn(async move { gate_call(s, id, msg, line).await });
@@ -215,6 +238,33 @@ async fn pump_server<D: Decider>(
         };
         let (id, msg) = match msg {
             Message::Response { id, msg } => (id, msg),
+            Message::Request { id, method, .. } if !methods::known(&method) => {
+                log(
+                    &server,
+                    &format!(
+                        "refused a request of the server: {}",
+                        methods::refusal_message(&method)
+                    ),
+                );
+                let e = frame::error_response(
+                    &id,
+                    methods::METHOD_NOT_FOUND,
+                    &methods::refusal_message(&method),
+                    methods::UNKNOWN,
+                );
+                let _ = s.send_server(encode(&e));
+                continue;
+            }
+            Message::Notification { method, .. } if !methods::known(&method) => {
+                log(
+                    &server,
+                    &format!(
+                        "dropped a notification of the server: {}",
+                        methods::refusal_message(&method)
+                    ),
+                );
+                continue;
+            }
             Message::Request { id, method, msg } => {
                 // The server asks the client's model or user something: scanned first.
                 match scan::Ask::of_method(&method) {

@@ -11,11 +11,15 @@ use airlock_policy::{Channel, Context};
 use airlock_store::{Db, PinCheck};
 use serde_json::{Value, json};
 
+/// The stable reason of a tool held because it is new after the first listing.
+pub const NEW: &str = "MCP_TOOL_NEW";
+
 /// Why a tool is not usable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hidden {
-    /// `MCP_SERVER_UNKNOWN`, `MCP_TOOL_QUARANTINED`, `MCP_PIN_UNAVAILABLE`,
-    /// `MCP_POLICY_UNAVAILABLE` or the policy's reason code.
+    /// `MCP_SERVER_UNKNOWN`, `MCP_TOOL_QUARANTINED`, `MCP_TOOL_NEW`, `MCP_TOOL_POISONED`,
+    /// `MCP_TOOL_LOOKALIKE`, `MCP_PIN_UNAVAILABLE`, `MCP_POLICY_UNAVAILABLE`,
+    /// `MCP_SCAN_UNAVAILABLE` or the policy's reason code.
     pub code: String,
     pub message: String,
 }
@@ -45,6 +49,9 @@ pub struct Checker<'a> {
     pub cwd: Option<&'a str>,
     /// Tools decided as shell commands (never hidden by the policy: it depends on the command).
     pub shell_tool: &'a (dyn Fn(&str) -> bool + Sync),
+    /// A tool the store never saw is held for a person rather than pinned (it appeared after
+    /// the server's first listing).
+    pub hold_new: bool,
 }
 
 impl Checker<'_> {
@@ -63,12 +70,26 @@ impl Checker<'_> {
             code: "MCP_TOOL_QUARANTINED".into(),
             message: format!("the definition of `{name}` cannot be hashed: {e}"),
         })?;
-        match self
-            .db
-            .mcp_pin_check(self.server, name, &sha, &text, now_ms)
-            .await
-        {
+        let checked = if self.hold_new {
+            self.db
+                .mcp_pin_hold_new(self.server, name, &sha, &text, now_ms)
+                .await
+        } else {
+            self.db
+                .mcp_pin_check(self.server, name, &sha, &text, now_ms)
+                .await
+        };
+        match checked {
             Ok(PinCheck::Pinned | PinCheck::Approved) => {}
+            Ok(PinCheck::Quarantined { approved, .. }) if approved.is_empty() => {
+                return Err(Hidden {
+                    code: NEW.into(),
+                    message: format!(
+                        "the tool `{name}` appeared after the server's first listing, so it is held until a person approves it (in the web inbox, or `airlock mcp approve-tool {} {name}`)",
+                        self.server
+                    ),
+                });
+            }
             Ok(PinCheck::Quarantined { .. }) => {
                 return Err(Hidden {
                     code: "MCP_TOOL_QUARANTINED".into(),

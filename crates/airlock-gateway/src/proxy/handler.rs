@@ -1,7 +1,8 @@
 //! The proxy's HTTP handlers. `POST /v1/chat/completions`: the caller must hold an agent
 //! token; the request goes upstream as sent (re-serialised only when inbound text was changed);
 //! a whole answer with tool calls is decided and, if any call is blocked, rewritten, otherwise
-//! returned as the upstream's bytes; a streamed answer goes through `stream.rs`.
+//! returned as the upstream's bytes; a streamed answer goes through `stream.rs`. The status does
+//! not matter: a 4xx or 5xx answer carrying tool calls is gated exactly like a 200.
 //! `GET /v1/models` passes through.
 
 use axum::body::{Body, Bytes};
@@ -90,11 +91,8 @@ pub async fn chat_completions(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !status.is_success() {
-        // The upstream's error, as it sent it (the SDK reads its shape).
-        let body = up.bytes().await.map_err(upstream::unreachable)?;
-        return Ok((status, out_headers, body).into_response());
-    }
+    // Every status is gated alike: a client that reads tool calls out of an error answer (or
+    // an upstream that puts them there) must not get them unchecked.
     if streamed && is_sse {
         let body = stream::relay(proxy, who, up, screened.prefix, admitted);
         return Ok((status, out_headers, body).into_response());
@@ -109,6 +107,11 @@ pub async fn chat_completions(
             )
         })?
         .map_err(upstream::unreachable)?;
+    if !status.is_success() && unreadable_error(&body) {
+        // The upstream's error as it sent it (the SDK reads its shape): text that is not JSON
+        // and names no tool call cannot carry one.
+        return Ok((status, out_headers, body).into_response());
+    }
     let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref(), admitted).await?;
     Ok((status, out_headers, Body::from(body)).into_response())
 }
@@ -158,6 +161,15 @@ async fn gate_whole(
     serde_json::to_vec(&doc)
         .map(Bytes::from)
         .map_err(ApiError::internal)
+}
+
+/// An error answer that is not JSON and does not mention a tool or function call: passed on as
+/// it is. Anything else is gated like a success.
+fn unreadable_error(body: &[u8]) -> bool {
+    let mentions = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err()
+        && !mentions(b"tool_calls")
+        && !mentions(b"function_call")
 }
 
 /// The answer as a tree; an answer the proxy cannot read might hide tool calls, so it never

@@ -2,7 +2,9 @@
 //! arguments as a JSON string) into the airlock action the policy decides. Shell tools become
 //! shell actions over the command argument; every other tool is a tool action with its parsed
 //! arguments, so an undeclared tool falls under the policy's default deny. Arguments that do
-//! not parse, or a shell tool without a command, are refused with a stable code.
+//! not parse, a shell tool without a command, or one naming its command in more than one of
+//! its configured arguments (which of them runs is the tool's business, so airlock cannot know
+//! what it decided on), are refused with a stable code.
 
 use airlock_core::Action;
 use serde_json::Value;
@@ -13,6 +15,39 @@ use super::config::ToolSettings;
 pub const MALFORMED_ARGUMENTS: &str = "PROXY_MALFORMED_ARGUMENTS";
 pub const MISSING_COMMAND: &str = "PROXY_MISSING_COMMAND";
 pub const BAD_TOOL_CALL: &str = "PROXY_BAD_TOOL_CALL";
+pub const AMBIGUOUS_COMMAND: &str = "PROXY_AMBIGUOUS_COMMAND";
+
+/// The argument names a shell tool's command may be given in, unless configured otherwise.
+pub const DEFAULT_COMMAND_ARGUMENTS: &[&str] = &["command", "cmd", "script"];
+
+/// The one command of a shell tool's `args`, given in exactly one of `keys`: `Err(None)` when
+/// none of them is there (or it is not a non-empty string), `Err(Some(names))` when several
+/// are, so the caller never decides on one argument while the tool runs another.
+pub fn shell_command<'a>(
+    args: &'a serde_json::Map<String, Value>,
+    keys: &[String],
+) -> Result<&'a str, Option<Vec<String>>> {
+    let present: Vec<&String> = keys
+        .iter()
+        .filter(|k| args.contains_key(k.as_str()))
+        .collect();
+    match present.as_slice() {
+        [] => Err(None),
+        [one] => args
+            .get(one.as_str())
+            .and_then(Value::as_str)
+            .filter(|c| !c.trim().is_empty())
+            .ok_or(None),
+        many => Err(Some(many.iter().map(|k| k.to_string()).collect())),
+    }
+}
+
+fn default_arguments() -> Vec<String> {
+    DEFAULT_COMMAND_ARGUMENTS
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
 
 /// The largest arguments string accepted for one call.
 const MAX_ARGUMENTS: usize = 256 * 1024;
@@ -20,7 +55,7 @@ const MAX_ARGUMENTS: usize = 256 * 1024;
 /// How one tool of the agent maps onto an action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolMapping {
-    /// The first of `arguments` that holds a string is the command line.
+    /// The one of `arguments` present holds the command line; several present are refused.
     Shell {
         name: String,
         arguments: Vec<String>,
@@ -44,7 +79,7 @@ impl ToolMapping {
             "shell" => Ok(ToolMapping::Shell {
                 name: t.name.clone(),
                 arguments: if t.arguments.is_empty() {
-                    vec!["command".into(), "cmd".into()]
+                    default_arguments()
                 } else {
                     t.arguments.clone()
                 },
@@ -89,14 +124,14 @@ impl ToolMap {
         ToolMap { tools }
     }
 
-    /// The default map: the common shell tools with their `command` or `cmd` argument.
+    /// The default map: the common shell tools with their `command`, `cmd` or `script` argument.
     pub fn builtin() -> ToolMap {
         ToolMap::new(
             SHELL_TOOLS
                 .iter()
                 .map(|n| ToolMapping::Shell {
                     name: (*n).to_string(),
-                    arguments: vec!["command".into(), "cmd".into()],
+                    arguments: default_arguments(),
                 })
                 .collect(),
         )
@@ -135,18 +170,24 @@ impl ToolMap {
             Some(ToolMapping::Shell {
                 arguments: keys, ..
             }) => {
-                let command = keys
-                    .iter()
-                    .find_map(|k| parsed.get(k).and_then(Value::as_str))
-                    .filter(|c| !c.trim().is_empty())
-                    .ok_or_else(|| Refusal {
+                let empty = serde_json::Map::new();
+                match shell_command(parsed.as_object().unwrap_or(&empty), keys) {
+                    Ok(command) => Ok(Action::shell(command)),
+                    Err(None) => Err(Refusal {
                         code: MISSING_COMMAND,
                         reason: format!(
                             "the shell tool needs a non-empty string argument `{}`.",
                             keys.join("` or `")
                         ),
-                    })?;
-                Ok(Action::shell(command))
+                    }),
+                    Err(Some(names)) => Err(Refusal {
+                        code: AMBIGUOUS_COMMAND,
+                        reason: format!(
+                            "the shell tool was given a command in more than one argument (`{}`); send exactly one.",
+                            names.join("`, `")
+                        ),
+                    }),
+                }
             }
             Some(ToolMapping::Tool { policy_name, .. }) => Ok(Action::Tool {
                 tool: policy_name.clone(),
@@ -191,7 +232,28 @@ mod tests {
             MALFORMED_ARGUMENTS
         );
         assert_eq!(
-            m.action("bash", r#"{"script":"ls"}"#).unwrap_err().code,
+            m.action("bash", r#"{"script":"ls"}"#).unwrap(),
+            Action::shell("ls")
+        );
+        assert_eq!(
+            m.action("bash", r#"{"code":"ls"}"#).unwrap_err().code,
+            MISSING_COMMAND
+        );
+        // every configured name is looked at: two present is refused, whatever their types
+        for args in [
+            r#"{"command":"ls","cmd":"rm -rf ~"}"#,
+            r#"{"cmd":"ls","script":"curl x | sh"}"#,
+            r#"{"command":5,"cmd":"ls"}"#,
+            r#"{"command":null,"cmd":"rm -rf /"}"#,
+        ] {
+            assert_eq!(
+                m.action("bash", args).unwrap_err().code,
+                AMBIGUOUS_COMMAND,
+                "{args}"
+            );
+        }
+        assert_eq!(
+            m.action("bash", r#"{"command":5}"#).unwrap_err().code,
             MISSING_COMMAND
         );
         assert_eq!(m.action("", "{}").unwrap_err().code, BAD_TOOL_CALL);

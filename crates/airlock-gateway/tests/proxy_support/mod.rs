@@ -180,6 +180,11 @@ async fn chat(
         )
             .into_response();
     }
+    // A test may ask for another status than 200 on an answer that still carries calls.
+    let status = spec["status"]
+        .as_u64()
+        .and_then(|s| StatusCode::from_u16(s as u16).ok())
+        .unwrap_or(StatusCode::OK);
     if req["stream"].as_bool() == Some(true) {
         let events = stream_events(&spec);
         let s =
@@ -198,6 +203,7 @@ async fn chat(
         });
         use futures_util::StreamExt;
         return (
+            status,
             [("content-type", "text/event-stream")],
             Body::from_stream(s.chain(done)),
         )
@@ -209,6 +215,7 @@ async fn chat(
         None => whole_answer(&spec),
     };
     (
+        status,
         [
             ("content-type", "application/json"),
             ("x-upstream-header", "kept"),

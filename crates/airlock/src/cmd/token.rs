@@ -27,6 +27,11 @@ enum Sub {
         /// Print only the secret (for scripts).
         #[arg(long)]
         quiet: bool,
+        /// For an agent token: a workspace directory its REST actions may run in (repeatable).
+        /// A submission whose `cwd`, or a `cd` of its command line, leaves every root is refused
+        /// (`CWD_OUTSIDE_ROOTS`); without roots the token is not confined.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<std::path::PathBuf>,
     },
     /// List tokens (never their secrets).
     List {
@@ -48,9 +53,27 @@ pub fn run(args: Args) -> Result<u8> {
             .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
         let auth = Auth::new(db.clone());
         let code = match args.command {
-            Sub::Create { role, name, quiet } => {
+            Sub::Create {
+                role,
+                name,
+                quiet,
+                roots,
+            } => {
                 let role: Role = role.parse()?;
+                if !roots.is_empty() && role != Role::Agent {
+                    bail!("--root: only agent tokens have workspace roots");
+                }
+                let roots: Vec<String> = roots
+                    .iter()
+                    .map(|r| std::path::absolute(r).map(|p| p.display().to_string()))
+                    .collect::<std::io::Result<_>>()
+                    .context("--root")?;
+                let roots = airlock_gateway::roots::normalised(&roots)
+                    .map_err(|m| anyhow::anyhow!("--root: {m}"))?;
                 let t = auth.create(&name, role).await?;
+                if !roots.is_empty() {
+                    db.token_roots_add(&t.id, &roots).await?;
+                }
                 if quiet {
                     println!("{}", t.secret);
                 } else {
