@@ -105,6 +105,10 @@ pub struct Behaviour {
     pub rules: Vec<String>,
     pub text: Vec<String>,
     pub message: String,
+    /// `text` compiled once when the layers merge (each pattern was checked when its file
+    /// loaded), so a sent message is not matched by regexes compiled per evaluation.
+    #[serde(skip)]
+    pub text_set: Option<regex::RegexSet>,
 }
 
 /// The merged settings.
@@ -281,7 +285,10 @@ impl Settings {
                 b.weight = if tighten { b.weight.max(w) } else { w };
             }
             b.rules.extend(spec.rules.iter().cloned());
-            b.text.extend(spec.text.iter().cloned());
+            if !spec.text.is_empty() {
+                b.text.extend(spec.text.iter().cloned());
+                b.text_set = regex::RegexSet::new(&b.text).ok();
+            }
             if let Some(m) = &spec.message {
                 b.message = m.clone();
             }
