@@ -14,5 +14,6 @@ mod mcp_wrap;
 mod output;
 mod policy;
 mod proxy;
+mod run;
 mod scan;
 mod serve;
