@@ -28,6 +28,16 @@ const MAX_TEXT: usize = 600;
 
 /// The answer for a decided tool call.
 pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
+    answer_with(protocol, v, None)
+}
+
+/// [`answer`], with a replacement tool input for an allowed Claude Code call (`updatedInput`:
+/// the command rewritten to run under `airlock run`). Ignored for other dialects and decisions.
+pub fn answer_with(
+    protocol: Protocol,
+    v: &Verdict,
+    updated_input: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Answer {
     let a = &v.assessment;
     let reason = reason_text(protocol, v);
     let notice = (a.decision != Decision::Allow).then(|| notice(v));
@@ -46,6 +56,8 @@ pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
                     hook_specific_output: ClaudeSpecific {
                         hook_event_name: "PreToolUse",
                         permission_decision: d.as_str(),
+                        updated_input: updated_input
+                            .filter(|_| protocol == Protocol::Claude && d == Decision::Allow),
                         permission_decision_reason: reason,
                     },
                     system_message: notice,
@@ -120,6 +132,8 @@ struct ClaudeSpecific {
     hook_event_name: &'static str,
     permission_decision: &'static str,
     permission_decision_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Serialize)]

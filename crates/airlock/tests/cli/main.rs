@@ -6,6 +6,7 @@ mod check;
 mod eval_commands;
 mod grant;
 mod hook;
+mod hook_sandbox;
 mod hook_shell;
 mod lean_hook;
 mod ledger;
