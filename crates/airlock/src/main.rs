@@ -77,6 +77,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cmd::run::launcher_fast_path() {
+        return ExitCode::from(code);
+    }
     if let Some(code) = cmd::hook::fast_path() {
         return ExitCode::from(code);
     }
