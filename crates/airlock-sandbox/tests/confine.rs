@@ -386,3 +386,46 @@ fn a_granted_name_that_resolves_to_loopback_is_refused() {
     assert!(log.iter().all(|d| !d.allowed), "{log:?}");
     assert!(log[0].reason.contains("loopback"), "{log:?}");
 }
+
+#[test]
+fn escape_system_calls_are_refused() {
+    if !landlock_or_skip("escape_system_calls_are_refused") {
+        return;
+    }
+    let e = env();
+    // Each probe prints its marker only if the kernel let it through; a missing tool prints
+    // nothing either, so the probes that exist are listed and at least one must have run.
+    let probes = [
+        ("unshare", "unshare -U true && echo ESC_USERNS"),
+        (
+            "mount",
+            "mkdir -p m && mount -t tmpfs none m && echo ESC_MOUNT",
+        ),
+        ("strace", "strace -o /dev/null true && echo ESC_PTRACE"),
+        (
+            "python3",
+            "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' && echo ESC_RAW",
+        ),
+    ];
+    let present: Vec<_> = probes
+        .iter()
+        .filter(|(tool, _)| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect();
+    assert!(
+        !present.is_empty(),
+        "none of unshare, mount, strace, python3 is installed"
+    );
+    let script = present
+        .iter()
+        .map(|(_, p)| format!("({p}) 2>/dev/null;"))
+        .collect::<String>()
+        + " echo done";
+    let (_, out, err) = confined(&plan(&e, &script), Some(Duration::from_secs(30)), &[]);
+    assert!(out.contains("done"), "{out} {err}");
+    assert!(!out.contains("ESC_"), "an escape call went through: {out}");
+}

@@ -56,7 +56,8 @@ pub struct Args {
     /// RLIMIT_FSIZE in MiB: the largest file the command may write.
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     file_size: u64,
-    /// The most processes: RLIMIT_NPROC and, where airlock can make one, a pids cgroup.
+    /// The most processes: a pids cgroup for this run where airlock can make one, else
+    /// RLIMIT_NPROC (which counts all of the user's processes).
     #[arg(long, value_name = "N", default_value_t = 512)]
     processes: u64,
     /// Print what the kernel enforces before the command starts.
@@ -239,7 +240,9 @@ impl Setup {
                 cpu_secs: Some(a.cpu),
                 address_space: Some(a.memory.saturating_mul(MIB)),
                 file_size: Some(a.file_size.saturating_mul(MIB)),
-                processes: Some(a.processes),
+                // RLIMIT_NPROC counts every process of the user, not of this run: only where no
+                // pids cgroup caps the run itself.
+                processes: cgroup.is_none().then_some(a.processes),
             },
             cgroup_procs: cgroup.as_ref().map(Cgroup::procs),
             assume_no_landlock: a.assume_no_landlock,
