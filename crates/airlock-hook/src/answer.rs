@@ -329,6 +329,37 @@ mod tests {
         assert!(r.contains("`~/.ssh/config`"));
     }
 
+    /// The wire shape of an allow with a rewritten input (Claude Code's `updatedInput`), and
+    /// that no other dialect or decision carries it.
+    #[test]
+    fn updated_input_only_on_a_claude_allow() {
+        let mut m = serde_json::Map::new();
+        m.insert("command".into(), "airlock run -- bash -c ls".into());
+        let v = Verdict {
+            tool: "Bash".into(),
+            subject: Subject::Command("ls".into()),
+            assessment: Assessment::allow(),
+        };
+        let a = answer_with(Protocol::Claude, &v, Some(m.clone()));
+        assert_eq!(
+            a.stdout,
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"airlock allowed Bash `ls` (tier 0 safe).","updatedInput":{"command":"airlock run -- bash -c ls"}}}"#
+        );
+        for p in [Protocol::Codex, Protocol::Gemini, Protocol::Copilot] {
+            assert!(
+                !answer_with(p, &v, Some(m.clone()))
+                    .stdout
+                    .contains("updatedInput")
+            );
+        }
+        let ask = verdict(Decision::Ask);
+        assert!(
+            !answer_with(Protocol::Claude, &ask, Some(m))
+                .stdout
+                .contains("updatedInput")
+        );
+    }
+
     #[test]
     fn unknown_dialect_refuses_with_exit_2() {
         let e = InputError {
