@@ -146,10 +146,19 @@ pub fn protected_paths(home: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 /// Refuses a root that is, contains or lies inside a protected path (compared after resolving
 /// symbolic links where the path exists).
 pub fn check_not_protected(root: &Path, protected: &[PathBuf]) -> Result<(), SandboxError> {
-    let r = resolve(root);
-    for p in protected {
-        let p = resolve(p);
-        if p.starts_with(&r) || r.starts_with(&p) {
+    check_roots(std::slice::from_ref(&root.to_path_buf()), protected)
+}
+
+/// [`check_not_protected`] for many roots, each path resolved once (a run checks a few dozen
+/// roots against a few dozen protected paths, and resolving is a system call per component).
+pub fn check_roots(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), SandboxError> {
+    let protected: Vec<PathBuf> = protected.iter().map(|p| resolve(p)).collect();
+    for root in roots {
+        let r = resolve(root);
+        if let Some(p) = protected
+            .iter()
+            .find(|p| p.starts_with(&r) || r.starts_with(p))
+        {
             return Err(SandboxError::Invalid(format!(
                 "{} would open the protected path {} to the command: choose a narrower directory",
                 root.display(),

@@ -17,7 +17,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_grants::{GrantBook, GrantConfig, Scope, Subject, connect_action, write_action};
 use airlock_sandbox::cgroup::Cgroup;
 use airlock_sandbox::egress::{self, Gate, Proxy, Verdict};
-use airlock_sandbox::profile::check_not_protected;
+use airlock_sandbox::profile::check_roots;
 use airlock_sandbox::{EXIT_REFUSED, EXIT_TIMEOUT, Limits, Plan, Profile, protected_paths};
 use airlock_store::{Db, Ledger, LedgerConfig};
 use anyhow::{Context, Result, anyhow, bail};
@@ -224,9 +224,14 @@ impl Setup {
         } else {
             open_grants(&a, &mut write, &mut write_files)?
         };
-        for r in profile.read.iter().chain(&write).chain(&write_files) {
-            check_not_protected(r, &protected)?;
-        }
+        let roots: Vec<PathBuf> = profile
+            .read
+            .iter()
+            .chain(&write)
+            .chain(&write_files)
+            .cloned()
+            .collect();
+        check_roots(&roots, &protected)?;
         let tmp = private_tmp()?;
         write.push(tmp.clone());
         let cgroup = Cgroup::create(a.processes);
