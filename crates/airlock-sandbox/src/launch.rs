@@ -27,6 +27,35 @@ pub fn exec_command(plan: &Plan) -> SandboxError {
     SandboxError::Invalid(format!("cannot run {program:?}: {err}"))
 }
 
+/// What both launchers (`airlock sandbox-exec` and `airlock-sandbox-exec`) do: confine, say
+/// what the kernel enforces when `AIRLOCK_RUN_VERBOSE` is set, exec. Returns only on refusal.
+pub fn run_plan(plan: &Plan) -> SandboxError {
+    if plan.argv.is_empty() {
+        return SandboxError::Invalid("no command to run".into());
+    }
+    let account = match confine(plan) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    if std::env::var_os("AIRLOCK_RUN_VERBOSE").is_some() {
+        eprintln!(
+            "airlock run: confined by {account}, seccomp and rlimits{}; read {} trees, write {}; network {}",
+            if plan.cgroup_procs.is_some() {
+                ", a pids cgroup"
+            } else {
+                ""
+            },
+            plan.read.len(),
+            plan.write.len() + plan.write_files.len(),
+            match plan.proxy_port {
+                Some(p) => format!("only through the egress proxy on 127.0.0.1:{p}"),
+                None => "none".into(),
+            }
+        );
+    }
+    exec_command(plan)
+}
+
 /// Everything but the exec; returns the account of what the kernel enforces.
 pub fn confine(plan: &Plan) -> Result<String, SandboxError> {
     if let Some(procs) = &plan.cgroup_procs {

@@ -429,3 +429,33 @@ fn escape_system_calls_are_refused() {
     assert!(out.contains("done"), "{out} {err}");
     assert!(!out.contains("ESC_"), "an escape call went through: {out}");
 }
+
+/// The small launcher binary `airlock run` prefers: the same confinement, the same refusal.
+#[test]
+fn the_lean_launcher_confines_and_refuses() {
+    if !landlock_or_skip("the_lean_launcher_confines_and_refuses") {
+        return;
+    }
+    let e = env();
+    let key = e.home.join(".ssh/id_rsa");
+    let mut p = plan(&e, &format!("cat {} || echo denied", key.display()));
+    let bin = env!("CARGO_BIN_EXE_airlock-sandbox-exec");
+    let out = Command::new(bin)
+        .arg(serde_json::to_string(&p).unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("denied") && !stdout.contains("BEGIN"),
+        "{stdout}"
+    );
+    p.assume_no_landlock = true;
+    let out = Command::new(bin)
+        .arg(serde_json::to_string(&p).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(i32::from(EXIT_REFUSED)));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SANDBOX_UNAVAILABLE"));
+    let out = Command::new(bin).arg("{not json").output().unwrap();
+    assert_eq!(out.status.code(), Some(i32::from(EXIT_REFUSED)));
+}

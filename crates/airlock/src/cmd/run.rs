@@ -101,34 +101,7 @@ pub fn exec(a: ExecArgs) -> Result<u8> {
             return Ok(EXIT_REFUSED);
         }
     };
-    if plan.argv.is_empty() {
-        eprintln!("airlock run: refused: no command to run");
-        return Ok(EXIT_REFUSED);
-    }
-    let account = match airlock_sandbox::launch::confine(&plan) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("airlock run: refused: {e}");
-            return Ok(EXIT_REFUSED);
-        }
-    };
-    if std::env::var_os("AIRLOCK_RUN_VERBOSE").is_some() {
-        eprintln!(
-            "airlock run: confined by {account}, seccomp and rlimits{}; read {} trees, write {}; network {}",
-            if plan.cgroup_procs.is_some() {
-                ", a pids cgroup"
-            } else {
-                ""
-            },
-            plan.read.len(),
-            plan.write.len() + plan.write_files.len(),
-            match plan.proxy_port {
-                Some(p) => format!("only through the egress proxy on 127.0.0.1:{p}"),
-                None => "none".into(),
-            }
-        );
-    }
-    let e = airlock_sandbox::launch::exec_command(&plan);
+    let e = airlock_sandbox::launch::run_plan(&plan);
     eprintln!("airlock run: refused: {e}");
     Ok(EXIT_REFUSED)
 }
@@ -151,9 +124,16 @@ pub fn run(a: Args) -> Result<u8> {
         }
     };
     let exe = std::env::current_exe().context("finding the airlock binary")?;
-    let mut launcher = Command::new(exe);
+    // The small launcher beside this binary starts faster; `airlock sandbox-exec` is the same.
+    let lean = exe.with_file_name("airlock-sandbox-exec");
+    let mut launcher = if lean.is_file() {
+        Command::new(lean)
+    } else {
+        let mut c = Command::new(&exe);
+        c.arg("sandbox-exec");
+        c
+    };
     launcher
-        .arg("sandbox-exec")
         .arg(serde_json::to_string(&setup.plan)?)
         .env("TMPDIR", &setup.tmp);
     if verbose {
