@@ -137,6 +137,15 @@ reason_codes! {
     GrantInvalid = "GRANT_INVALID": "the grant request or stored grant is malformed",
     /// A grant's life-cycle event, recorded in the ledger (not a decision on an action).
     GrantEvent = "GRANT_EVENT": "a grant was created, confirmed, revoked or ended with its session (a ledger record)",
+    // -- containment (airlock-sandbox, `airlock run`) ------------------------------------------
+    /// The egress proxy let a confined command connect: a grant covered the host and port.
+    EgressAllowed = "EGRESS_ALLOWED": "a sandboxed command's connection was let through the egress proxy by a network grant",
+    /// The egress proxy refused a connection: no grant, a revoked one, or a special address.
+    EgressDenied = "EGRESS_DENIED": "the egress proxy refused a sandboxed command's connection (no usable grant covers the host and port, or it resolves to a loopback, link-local or private address)",
+    /// The kernel cannot confine the command, so it is not run.
+    SandboxUnavailable = "SANDBOX_UNAVAILABLE": "the kernel lacks what the sandbox needs (Landlock, or its network rules for a run with network), so the command is refused rather than run unconfined",
+    /// A tool call asks to run outside the sandbox.
+    SandboxEscape = "SANDBOX_ESCAPE": "the tool call asks to run outside the sandbox (for example dangerouslyDisableSandbox), so a person decides",
     // -- approvals (airlock-confirm, airlock-gateway) ------------------------------------------
     /// A person (or the LLM reviewer where the tier lets it decide alone) approved the action.
     Approved = "APPROVED": "the action was approved by the confirmers its tier requires",

@@ -492,6 +492,7 @@ fn narrowness(s: &Scope) -> (u8, usize) {
         Scope::Exact { .. } => (0, 0),
         Scope::Tool { constraints, .. } => (1, usize::MAX - constraints.len()),
         Scope::CommandPrefix { argv } => (2, usize::MAX - argv.len()),
+        Scope::Network { .. } | Scope::Write { .. } => (1, 0),
     }
 }
 

@@ -168,6 +168,16 @@ pub fn check_narrow(scope: &Scope, dangerous_tool: bool) -> Result<(), GrantErro
     match scope {
         Scope::Exact { .. } => Ok(()),
         Scope::CommandPrefix { argv } => check_prefix(argv),
+        Scope::Network { .. } => Ok(()),
+        // Writing to `/` or a top-level directory opens too much at once.
+        Scope::Write { path } => {
+            if path.split('/').filter(|s| !s.is_empty()).count() < 2 {
+                return Err(GrantError::TooBroad(format!(
+                    "write access to {path:?} covers a whole top-level tree: name a narrower path"
+                )));
+            }
+            Ok(())
+        }
         Scope::Tool {
             tool, constraints, ..
         } => {

@@ -23,4 +23,7 @@ pub use book::{Clock, Forward, GrantBook, GrantConfig, ListFilter, NewGrant, sys
 pub use broad::check_narrow;
 pub use error::GrantError;
 pub use model::{Creator, Grant, GrantKind, Status, Subject, is_grant_id, new_id};
-pub use scope::{ArgConstraint, Constraint, PreparedAction, Scope, action_hash};
+pub use scope::{
+    ArgConstraint, CONNECT_TOOL, Constraint, PreparedAction, Scope, WRITE_TOOL, action_hash,
+    connect_action, write_action,
+};

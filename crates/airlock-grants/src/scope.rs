@@ -46,6 +46,18 @@ pub enum Scope {
     /// Shell commands that are one simple command of literal words whose argv starts with
     /// these words.
     CommandPrefix { argv: Vec<String> },
+    /// TCP connections through `airlock run`'s egress proxy to one host (a DNS name or an IP
+    /// literal), on one port or any. A name that resolves to a loopback, link-local or private
+    /// address is refused unless `private` is set (an IP literal names its address itself).
+    Network {
+        host: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        port: Option<u16>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        private: bool,
+    },
+    /// Writing to one file or under one directory inside `airlock run` (Landlock).
+    Write { path: String },
     /// Calls of one tool whose arguments satisfy every constraint.
     Tool {
         tool: String,
@@ -55,6 +67,28 @@ pub enum Scope {
         #[serde(default)]
         exact_fields: bool,
     },
+}
+
+/// The internal tool name of one connection through the sandbox's egress proxy: a network
+/// scope matches `{"host": …, "port": …}` under it.
+pub const CONNECT_TOOL: &str = "airlock.sandbox.connect";
+/// The internal tool name of opening a path for writing to a sandboxed command.
+pub const WRITE_TOOL: &str = "airlock.sandbox.write";
+
+/// The action a network scope is checked against: one connection to `host:port`.
+pub fn connect_action(host: &str, port: u16) -> Action {
+    Action::Tool {
+        tool: CONNECT_TOOL.into(),
+        arguments: serde_json::json!({"host": host, "port": port}),
+    }
+}
+
+/// The action a write scope is checked against: opening `path` for writing.
+pub fn write_action(path: &str) -> Action {
+    Action::Tool {
+        tool: WRITE_TOOL.into(),
+        arguments: serde_json::json!({"path": path}),
+    }
 }
 
 /// One argument constraint: the value at a JSON pointer (RFC 6901) satisfies `rule`.
@@ -119,6 +153,27 @@ impl Scope {
                     ));
                 }
             }
+            Scope::Network { host, port, .. } => {
+                if host.is_empty()
+                    || host
+                        .chars()
+                        .any(|c| c.is_whitespace() || c.is_control() || "/*?@#".contains(c))
+                {
+                    return Err(GrantError::Invalid(format!(
+                        "network host {host:?} must be one DNS name or IP address, without wildcards, paths or ports"
+                    )));
+                }
+                if *port == Some(0) {
+                    return Err(GrantError::Invalid("port 0 is no port".into()));
+                }
+            }
+            Scope::Write { path } => {
+                if !path.starts_with('/') || has_dotdot(path) || path.contains('\0') {
+                    return Err(GrantError::Invalid(format!(
+                        "write path {path:?} must be absolute, without `..`"
+                    )));
+                }
+            }
             Scope::Tool {
                 tool, constraints, ..
             } => {
@@ -154,6 +209,30 @@ impl Scope {
                 .argv
                 .as_ref()
                 .is_some_and(|words| !argv.is_empty() && words.starts_with(argv)),
+            Scope::Network {
+                host,
+                port,
+                private: _,
+            } => match p.action {
+                Action::Tool { tool, arguments } if tool == CONNECT_TOOL => {
+                    arguments
+                        .get("host")
+                        .and_then(Value::as_str)
+                        .is_some_and(|h| h.eq_ignore_ascii_case(host))
+                        && arguments
+                            .get("port")
+                            .and_then(Value::as_u64)
+                            .is_some_and(|p| port.is_none_or(|want| u64::from(want) == p))
+                }
+                _ => false,
+            },
+            Scope::Write { path } => match p.action {
+                Action::Tool { tool, arguments } if tool == WRITE_TOOL => arguments
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .is_some_and(|a| path_under(a, path)),
+                _ => false,
+            },
             Scope::Tool {
                 tool,
                 constraints,
@@ -182,6 +261,19 @@ impl Scope {
             (Scope::CommandPrefix { argv: c }, Scope::CommandPrefix { argv: p }) => {
                 !p.is_empty() && c.starts_with(p)
             }
+            (
+                Scope::Network {
+                    host: ch,
+                    port: cp,
+                    private: cv,
+                },
+                Scope::Network {
+                    host: ph,
+                    port: pp,
+                    private: pv,
+                },
+            ) => ch.eq_ignore_ascii_case(ph) && (pp.is_none() || cp == pp) && (!cv || *pv),
+            (Scope::Write { path: c }, Scope::Write { path: p }) => path_under(c, p),
             (
                 Scope::Tool {
                     tool: ct,
@@ -218,6 +310,20 @@ impl Scope {
                 other => format!("exact: one {} action", other.kind().as_str()),
             },
             Scope::CommandPrefix { argv } => format!("prefix: {} …", argv.join(" ")),
+            Scope::Network {
+                host,
+                port,
+                private,
+            } => format!(
+                "network: {host}{}{}",
+                port.map(|p| format!(":{p}")).unwrap_or_default(),
+                if *private {
+                    " (private addresses too)"
+                } else {
+                    ""
+                }
+            ),
+            Scope::Write { path } => format!("write: {path}"),
             Scope::Tool {
                 tool,
                 constraints,
@@ -295,6 +401,15 @@ impl Constraint {
 fn literal_prefix(g: &str) -> &str {
     let end = g.find(['*', '?', '[', '{', '\\']).unwrap_or(g.len());
     &g[..end]
+}
+
+/// Whether `path` is `root` or lies below it, segment by segment (no `..` anywhere).
+fn path_under(path: &str, root: &str) -> bool {
+    if has_dotdot(path) || has_dotdot(root) || path.contains('\0') {
+        return false;
+    }
+    let root = root.trim_end_matches('/');
+    path == root || path.strip_prefix(root).is_some_and(|r| r.starts_with('/'))
 }
 
 fn has_dotdot(p: &str) -> bool {
@@ -432,6 +547,72 @@ mod tests {
         assert!(star.matches(&tool("w", json!({"p": "/work/a.rs"}))));
         assert!(!star.matches(&tool("w", json!({"p": "/work/x/a.rs"}))));
         assert!(compile_glob("/work/../**").is_err());
+    }
+
+    #[test]
+    fn network_and_write_scopes() {
+        let n = Scope::Network {
+            host: "api.github.com".into(),
+            port: Some(443),
+            private: false,
+        };
+        n.validate().unwrap();
+        assert!(n.matches(&connect_action("api.github.com", 443)));
+        assert!(n.matches(&connect_action("API.github.com", 443)));
+        assert!(!n.matches(&connect_action("api.github.com", 80)));
+        assert!(!n.matches(&connect_action("evil.github.com", 443)));
+        assert!(!n.matches(&tool(
+            "airlock.sandbox.write",
+            json!({"host": "api.github.com", "port": 443})
+        )));
+        let any_port = Scope::Network {
+            host: "api.github.com".into(),
+            port: None,
+            private: false,
+        };
+        assert!(any_port.matches(&connect_action("api.github.com", 8443)));
+        assert!(n.is_within(&any_port));
+        assert!(!any_port.is_within(&n));
+        let private = Scope::Network {
+            host: "api.github.com".into(),
+            port: None,
+            private: true,
+        };
+        assert!(!private.is_within(&any_port));
+        assert!(any_port.is_within(&private));
+        for bad in ["", "*.github.com", "a b", "h/x", "user@h"] {
+            let s = Scope::Network {
+                host: bad.into(),
+                port: None,
+                private: false,
+            };
+            assert!(s.validate().is_err(), "{bad:?}");
+        }
+        let w = Scope::Write {
+            path: "/home/u/.config/foo".into(),
+        };
+        w.validate().unwrap();
+        assert!(w.matches(&write_action("/home/u/.config/foo")));
+        assert!(w.matches(&write_action("/home/u/.config/foo/bar")));
+        assert!(!w.matches(&write_action("/home/u/.config/foobar")));
+        assert!(!w.matches(&write_action("/home/u/.config/foo/../../.ssh")));
+        assert!(
+            Scope::Write {
+                path: "/home/u/.config/foo/x".into()
+            }
+            .is_within(&w)
+        );
+        assert!(!w.is_within(&Scope::Write {
+            path: "/home/u/.config/foo/x".into()
+        }));
+        assert!(Scope::Write { path: "rel".into() }.validate().is_err());
+        assert!(
+            Scope::Write {
+                path: "/a/../b".into()
+            }
+            .validate()
+            .is_err()
+        );
     }
 
     #[test]

@@ -39,6 +39,16 @@ fn near(s: &Scope) -> Vec<Action> {
             Action::shell(format!("{} origin", argv.join(" "))),
             Action::shell(format!("{}; rm -rf /", argv.join(" "))),
         ],
+        Scope::Network { host, port, .. } => vec![
+            airlock_grants::connect_action(host, port.unwrap_or(443)),
+            airlock_grants::connect_action(host, 8080),
+            airlock_grants::connect_action(&format!("x.{host}"), 443),
+        ],
+        Scope::Write { path } => vec![
+            airlock_grants::write_action(path),
+            airlock_grants::write_action(&format!("{path}/sub")),
+            airlock_grants::write_action(&format!("{path}x")),
+        ],
         Scope::Tool { tool, .. } => {
             let mut out = Vec::new();
             let vs = values();

@@ -28,6 +28,16 @@ const MAX_TEXT: usize = 600;
 
 /// The answer for a decided tool call.
 pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
+    answer_with(protocol, v, None)
+}
+
+/// [`answer`], with a replacement tool input for an allowed Claude Code call (`updatedInput`:
+/// the command rewritten to run under `airlock run`). Ignored for other dialects and decisions.
+pub fn answer_with(
+    protocol: Protocol,
+    v: &Verdict,
+    updated_input: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Answer {
     let a = &v.assessment;
     let reason = reason_text(protocol, v);
     let notice = (a.decision != Decision::Allow).then(|| notice(v));
@@ -46,6 +56,8 @@ pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
                     hook_specific_output: ClaudeSpecific {
                         hook_event_name: "PreToolUse",
                         permission_decision: d.as_str(),
+                        updated_input: updated_input
+                            .filter(|_| protocol == Protocol::Claude && d == Decision::Allow),
                         permission_decision_reason: reason,
                     },
                     system_message: notice,
@@ -120,6 +132,8 @@ struct ClaudeSpecific {
     hook_event_name: &'static str,
     permission_decision: &'static str,
     permission_decision_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Serialize)]
@@ -313,6 +327,37 @@ mod tests {
         assert!(r.contains("SENSITIVE_PATH"));
         assert!(r.contains("Remediation: r"));
         assert!(r.contains("`~/.ssh/config`"));
+    }
+
+    /// The wire shape of an allow with a rewritten input (Claude Code's `updatedInput`), and
+    /// that no other dialect or decision carries it.
+    #[test]
+    fn updated_input_only_on_a_claude_allow() {
+        let mut m = serde_json::Map::new();
+        m.insert("command".into(), "airlock run -- bash -c ls".into());
+        let v = Verdict {
+            tool: "Bash".into(),
+            subject: Subject::Command("ls".into()),
+            assessment: Assessment::allow(),
+        };
+        let a = answer_with(Protocol::Claude, &v, Some(m.clone()));
+        assert_eq!(
+            a.stdout,
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"airlock allowed Bash `ls` (tier 0 safe).","updatedInput":{"command":"airlock run -- bash -c ls"}}}"#
+        );
+        for p in [Protocol::Codex, Protocol::Gemini, Protocol::Copilot] {
+            assert!(
+                !answer_with(p, &v, Some(m.clone()))
+                    .stdout
+                    .contains("updatedInput")
+            );
+        }
+        let ask = verdict(Decision::Ask);
+        assert!(
+            !answer_with(Protocol::Claude, &ask, Some(m))
+                .stdout
+                .contains("updatedInput")
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod install;
 pub mod ordered;
 pub mod proof;
 pub mod protocol;
+pub mod sandbox;
 pub mod tools;
 
 use std::io::{IsTerminal, Read, Write};
@@ -37,7 +38,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use airlock_core::ReasonCode;
+use airlock_core::{Decision, ReasonCode};
 
 use answer::{Answer, EXIT_BLOCK};
 use daemon::{Escalated, Handoff};
@@ -152,10 +153,13 @@ fn decide_within(
             } else {
                 Some(assess(&call, home))
             };
-            let (verdict, ran_in) = match assessed {
+            let (mut verdict, ran_in) = match assessed {
                 Some((v, dir)) => (v, dir),
                 None => (tools::timed_out(&call, deadline), None),
             };
+            if let Some(f) = sandbox::escape_finding(&call) {
+                verdict.assessment.push(f);
+            }
             // The daemon decides with the policy of the directory whose policy decided here
             // (`cd proj && …` is judged with proj's), so its answer cannot be a looser one.
             let escalated_call = match ran_in {
@@ -171,7 +175,13 @@ fn decide_within(
                 None => Escalated::Verdict(verdict),
             };
             match escalated {
-                Escalated::Verdict(v) => Decided::Answer(answer::answer(call.protocol, &v)),
+                Escalated::Verdict(v) => {
+                    let rewritten = match v.assessment.decision {
+                        Decision::Allow => sandbox::Wrap::from_env().and_then(|w| w.rewrite(&call)),
+                        _ => None,
+                    };
+                    Decided::Answer(answer::answer_with(call.protocol, &v, rewritten))
+                }
                 Escalated::Delegate(v) => Decided::Delegate {
                     protocol: call.protocol,
                     local: answer::answer(call.protocol, &v),

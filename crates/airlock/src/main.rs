@@ -69,9 +69,17 @@ enum Command {
     Watch(cmd::approvals::WatchArgs),
     /// The MCP gateway: wrap a stdio MCP server, approve changed tools.
     Mcp(cmd::mcp::Args),
+    /// Run a command confined: Landlock, seccomp, rlimits, a timeout, egress only to granted hosts.
+    Run(cmd::run::Args),
+    /// The launcher half of `airlock run` (confines itself, then execs the command).
+    #[command(hide = true)]
+    SandboxExec(cmd::run::ExecArgs),
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cmd::run::launcher_fast_path() {
+        return ExitCode::from(code);
+    }
     if let Some(code) = cmd::hook::fast_path() {
         return ExitCode::from(code);
     }
@@ -109,6 +117,8 @@ fn main() -> ExitCode {
         Command::Deny(a) => cmd::approvals::deny(a),
         Command::Watch(a) => cmd::approvals::watch(a),
         Command::Mcp(a) => cmd::mcp::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::SandboxExec(a) => cmd::run::exec(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

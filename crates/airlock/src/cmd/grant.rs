@@ -28,7 +28,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum What {
     /// Grant an agent a narrow capability (administrators). Exactly one of --exact-command,
-    /// --prefix or --tool.
+    /// --prefix, --tool, --network or --write.
     Add(Box<AddArgs>),
     /// List grants: by default only those usable now.
     List {
@@ -83,6 +83,17 @@ struct AddArgs {
     /// Calls of this tool (constrain its arguments with --arg).
     #[arg(long, value_name = "NAME", group = "scope")]
     tool: Option<String>,
+    /// Connections through `airlock run`'s egress proxy to HOST (a name or an IP address),
+    /// on PORT only when given.
+    #[arg(long, value_name = "HOST[:PORT]", group = "scope")]
+    network: Option<String>,
+    /// With --network: a name that resolves to a loopback, link-local or private address may
+    /// be reached too.
+    #[arg(long, requires = "network")]
+    private: bool,
+    /// Writing to this file or under this directory inside `airlock run`.
+    #[arg(long, value_name = "PATH", group = "scope")]
+    write: Option<String>,
     /// Argument constraint for --tool: POINTER=VALUE (equal; VALUE is JSON or a plain string),
     /// POINTER|=V1|V2 (one of), POINTER^=TEXT (starts with), POINTER~=GLOB (path glob; `..`
     /// never matches). POINTER is a JSON pointer such as /path.
@@ -273,6 +284,31 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
     }
 }
 
+/// `HOST`, `HOST:PORT` or `[V6]:PORT` of `--network`.
+fn split_network(s: &str) -> Result<(String, Option<u16>)> {
+    let port = |p: &str| -> Result<u16> {
+        p.parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| anyhow!("--network {s:?}: {p:?} is not a port (1-65535)"))
+    };
+    if let Some(r) = s.strip_prefix('[') {
+        let (h, after) = r
+            .split_once(']')
+            .ok_or_else(|| anyhow!("--network {s:?}: an unclosed ["))?;
+        return match after.strip_prefix(':') {
+            Some(p) => Ok((h.to_string(), Some(port(p)?))),
+            None if after.is_empty() => Ok((h.to_string(), None)),
+            None => bail!("--network {s:?}: expected [ADDRESS]:PORT"),
+        };
+    }
+    match s.split_once(':') {
+        // More than one colon: an IPv6 address without a port.
+        Some((h, p)) if !p.contains(':') => Ok((h.to_ascii_lowercase(), Some(port(p)?))),
+        _ => Ok((s.to_ascii_lowercase(), None)),
+    }
+}
+
 async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
     let scope = if let Some(cmd) = &a.exact_command {
         Scope::exact(&Action::shell(cmd.clone()))?
@@ -289,8 +325,19 @@ async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
             constraints,
             exact_fields: a.exact_fields,
         }
+    } else if let Some(n) = &a.network {
+        let (host, port) = split_network(n)?;
+        Scope::Network {
+            host,
+            port,
+            private: a.private,
+        }
+    } else if let Some(w) = &a.write {
+        Scope::Write { path: w.clone() }
     } else {
-        bail!("say what the grant covers: --exact-command CMD, --prefix 'WORDS' or --tool NAME");
+        bail!(
+            "say what the grant covers: --exact-command CMD, --prefix 'WORDS', --tool NAME, --network HOST[:PORT] or --write PATH"
+        );
     };
     let kind = match a.kind.as_deref() {
         Some(k) => GrantKind::parse(k)?,

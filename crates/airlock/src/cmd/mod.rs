@@ -11,6 +11,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod policy;
 pub mod proxy;
+pub mod run;
 pub mod scan;
 pub mod serve;
 pub mod token;
