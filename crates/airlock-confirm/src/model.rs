@@ -277,15 +277,15 @@ pub struct Approval {
 /// and expired). Waiters re-read the row; an event is only a hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "event", content = "id")]
-pub enum Event {
+pub enum ApprovalEvent {
     Opened(String),
     Decided(String),
 }
 
-impl Event {
+impl ApprovalEvent {
     pub fn id(&self) -> &str {
         match self {
-            Event::Opened(id) | Event::Decided(id) => id,
+            ApprovalEvent::Opened(id) | ApprovalEvent::Decided(id) => id,
         }
     }
 }

@@ -1,14 +1,14 @@
 //! Who decides a tool call. The relay hands each gated call to a [`Decider`]; it never decides
-//! itself. [`BrokerDecider`] calls an in-process approval broker (`Broker::submit`, then
-//! `Broker::wait` until the answer or the deadline); the `airlock` binary has one that asks a
+//! itself. [`BrokerDecider`] calls an in-process approval broker (`Broker::decide_and_wait`,
+//! the one submit-and-wait of every surface); the `airlock` binary has one that asks a
 //! running daemon over its REST API. Whatever goes wrong becomes a denial with a stable code.
 //! The same decider scans (and records) what the server answers, so the verdicts sit in the
 //! ledger beside the decisions.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use airlock_confirm::{Broker, Status, Submission};
+use airlock_confirm::{Broker, Submission};
 use airlock_core::Action;
 use airlock_policy::Channel;
 use airlock_shield::{Direction, Verdict};
@@ -25,6 +25,17 @@ pub enum Ruling {
 }
 
 impl Ruling {
+    /// The broker's ruling, with its reason code as this surface's code.
+    pub fn of(r: airlock_confirm::Ruling) -> Ruling {
+        match r {
+            airlock_confirm::Ruling::Allow => Ruling::Allow,
+            airlock_confirm::Ruling::Deny { code, message } => Ruling::Deny {
+                code: code.as_str().to_string(),
+                message,
+            },
+        }
+    }
+
     pub fn deny(code: &str, message: impl Into<String>) -> Ruling {
         Ruling::Deny {
             code: code.to_string(),
@@ -82,7 +93,6 @@ pub struct BrokerDecider {
 
 impl Decider for BrokerDecider {
     async fn decide(&self, call: Call) -> Ruling {
-        let started = Instant::now();
         let s = Submission {
             request_id: Some(call.request_id),
             agent: self.agent.clone(),
@@ -91,40 +101,7 @@ impl Decider for BrokerDecider {
             cwd: call.cwd,
             channel: Channel::Api,
         };
-        let mut out = match self.broker.submit(s).await {
-            Ok(o) => o,
-            Err(e) => return Ruling::deny("INTERNAL", format!("airlock could not decide: {e}")),
-        };
-        while out.status == Status::Pending {
-            let left = call.timeout.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                return timed_out(call.timeout);
-            }
-            out = match self
-                .broker
-                .wait(&out.id, left.min(Duration::from_secs(30)))
-                .await
-            {
-                Ok(o) => o,
-                Err(e) => {
-                    return Ruling::deny("INTERNAL", format!("airlock could not decide: {e}"));
-                }
-            };
-        }
-        match out.status {
-            Status::Allowed => Ruling::Allow,
-            _ => {
-                let code = out
-                    .reasons
-                    .first()
-                    .map(|f| f.code.as_str().to_string())
-                    .unwrap_or_else(|| "DENIED".into());
-                Ruling::Deny {
-                    code,
-                    message: out.message,
-                }
-            }
-        }
+        Ruling::of(self.broker.decide_and_wait(s, call.timeout).await)
     }
 
     async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
@@ -139,17 +116,22 @@ impl Decider for BrokerDecider {
         })
         .await
         .map_err(|e| e.to_string())?;
-        crate::proxy::record::scanned(
-            &self.broker,
-            &self.agent,
-            &session,
+        let origin = airlock_confirm::Origin {
+            agent: self.agent.clone(),
+            session,
+        };
+        let event = airlock_confirm::Event::scan(
+            origin,
             &source,
             Direction::Tool,
             &text,
             r.verdict,
             handling,
-        )
-        .await?;
+        );
+        self.broker
+            .record_event(&event)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(Scanned {
             verdict: r.verdict,
             categories: r.categories,
@@ -160,11 +142,5 @@ impl Decider for BrokerDecider {
 
 /// The denial for a call nobody answered in time.
 pub fn timed_out(t: Duration) -> Ruling {
-    Ruling::deny(
-        "APPROVAL_TIMEOUT",
-        format!(
-            "nobody answered within {} s: the call is denied (silence is not consent); ask the user before trying again",
-            t.as_secs()
-        ),
-    )
+    Ruling::of(airlock_confirm::Ruling::timed_out(t))
 }

@@ -15,7 +15,6 @@ pub mod http;
 pub mod methods;
 pub mod names;
 pub mod notify;
-pub mod pins;
 pub mod relay;
 pub mod scan;
 pub mod sdk;

@@ -1,17 +1,14 @@
 //! Deciding the tool calls of one model answer: each call is mapped to an action and submitted
-//! to the broker (which records it); an ask is held with `Broker::wait` until it is answered or
-//! its deadline (bounded by the proxy's `max_hold`) passes. Anything but an allow blocks the
+//! to the broker (which records it); an ask is held by `Broker::decide_and_wait` until it is
+//! answered or its deadline (bounded by the proxy's `max_hold`) passes. Anything but an allow blocks the
 //! call: a deny, silence, a broker error, a call whose arguments cannot be read.
 
-use std::time::Duration;
-
-use airlock_confirm::{ApprovalStatus, ConfirmError, Outcome, Status, Submission};
+use airlock_confirm::{Ruling, Submission};
 use airlock_policy::Channel;
 use futures_util::future::join_all;
 
 use super::Proxy;
 use super::record;
-use airlock_grants::system_now_ms as now_ms;
 
 /// One tool call as the model sent it (a call without a `function` object reads as the
 /// default: no name, no arguments).
@@ -40,9 +37,6 @@ pub struct Who {
     pub agent: String,
     pub session: String,
 }
-
-/// How long past an approval's deadline the proxy keeps waiting for the broker to settle it.
-const SETTLE_SLACK: Duration = Duration::from_secs(2);
 
 impl Proxy {
     /// Decides every call at once (they are independent); the answer is in the same order.
@@ -86,68 +80,12 @@ impl Proxy {
             cwd,
             channel: Channel::Api,
         };
-        match self.broker.submit(sub).await {
-            Ok(o) => self.settle(o).await,
-            Err(e) => broker_error(e),
+        match self.broker.decide_and_wait(sub, self.config.max_hold).await {
+            Ruling::Allow => Verdict::Allow,
+            Ruling::Deny { code, message } => Verdict::Block {
+                code: code.as_str().to_string(),
+                reason: message,
+            },
         }
-    }
-
-    /// Holds a pending outcome until it is decided or its time is up.
-    async fn settle(&self, first: Outcome) -> Verdict {
-        let mut o = first;
-        let end = tokio::time::Instant::now() + self.config.max_hold;
-        while o.status == Status::Pending {
-            let now = tokio::time::Instant::now();
-            let to_deadline = o
-                .deadline_ms
-                .map(|d| {
-                    let left = d.saturating_sub(now_ms());
-                    Duration::from_millis(u64::try_from(left).unwrap_or(0)) + SETTLE_SLACK
-                })
-                .unwrap_or(self.config.max_hold);
-            let left = end.saturating_duration_since(now).min(to_deadline);
-            if left.is_zero() {
-                return Verdict::Block {
-                    code: "APPROVAL_TIMEOUT".into(),
-                    reason:
-                        "no one answered in time, so the call is denied (silence is not consent)."
-                            .into(),
-                };
-            }
-            o = match self.broker.wait(&o.id, left).await {
-                Ok(next) => next,
-                Err(e) => return broker_error(e),
-            };
-        }
-        if o.status == Status::Allowed {
-            return Verdict::Allow;
-        }
-        // A person's (or the clock's) answer: its code says which, not the rule that asked.
-        let asked = match &o.approval {
-            Some(id) => self.broker.approval(id).await.ok().map(|a| a.status),
-            None => None,
-        };
-        let code = match asked {
-            Some(ApprovalStatus::Expired) => "APPROVAL_TIMEOUT".to_string(),
-            Some(ApprovalStatus::Denied) => "APPROVAL_DENIED".to_string(),
-            Some(ApprovalStatus::Cancelled) => "APPROVAL_CANCELLED".to_string(),
-            _ => o
-                .reasons
-                .first()
-                .map(|f| f.code.as_str().to_string())
-                .unwrap_or_else(|| "DENIED".into()),
-        };
-        Verdict::Block {
-            code,
-            reason: o.message,
-        }
-    }
-}
-
-fn broker_error(e: ConfirmError) -> Verdict {
-    tracing::error!(error = %e, "the broker failed on a proxied tool call");
-    Verdict::Block {
-        code: "INTERNAL_ERROR".into(),
-        reason: "airlock could not decide this call, so it is denied.".into(),
     }
 }

@@ -13,8 +13,9 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use airlock_confirm::PinApprovalError;
 use airlock_confirm::PolicyProvider;
-use airlock_gateway::mcp::pins::{self, NotApprovable};
+use airlock_confirm::pins;
 use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
@@ -22,7 +23,6 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::daemon::{Client, Endpoint};
-use airlock_grants::system_now_ms as now_ms;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -148,45 +148,40 @@ async fn approve_tool(
             "--sha256 must be 64 lowercase hex digits (the pending hash `airlock mcp pins` shows)"
         );
     }
-    let db = open_db().await?;
-    let Some(row) = db.mcp_pin_get(&server, &tool).await? else {
-        eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
-        return Ok(1);
-    };
-    let pending = match pins::approvable(&row, sha256.as_deref()) {
-        Ok(p) => p,
-        Err(NotApprovable::NotQuarantined) => {
-            eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
-            return Ok(1);
+    // checked, recorded (naming the person) and moved as the REST API and the inbox do
+    let ledger = crate::record::open_ledger().await?;
+    let r = airlock_confirm::approve_pin(&ledger, &server, &tool, sha256.as_deref(), &person).await;
+    ledger.close().await;
+    match r {
+        Ok(done) => {
+            println!(
+                "approved the new definition of {tool} ({server}, {}); it is usable again (receipt {})",
+                done.approved_sha256, done.receipt
+            );
+            Ok(0)
         }
-        Err(NotApprovable::Changed { presented }) => {
+        Err(PinApprovalError::NoPin { .. }) => {
+            eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
+            Ok(1)
+        }
+        Err(PinApprovalError::NotQuarantined { .. }) => {
+            eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
+            Ok(1)
+        }
+        Err(PinApprovalError::Changed { presented, .. }) => {
             eprintln!(
                 "airlock: {server}/{tool} now presents another definition ({presented}) than the one you reviewed; read it again with `airlock mcp pins`"
             );
-            return Ok(1);
+            Ok(1)
         }
-    };
-    // The approval is recorded (naming the person) before the pin moves.
-    let (action, assessment) = pins::approval(&server, &tool, &pending, &row.sha256, &person);
-    let mut ctx = crate::record::RecordContext::from_env();
-    ctx.session = pins::SESSION.into();
-    ctx.principal = person.clone();
-    ctx.approvers = vec![person];
-    let receipt = crate::record::record_once(&action, &assessment, &ctx).await?;
-    if db
-        .mcp_pin_approve(&server, &tool, &pending, now_ms())
-        .await?
-    {
-        println!(
-            "approved the new definition of {tool} ({server}, {pending}); it is usable again (receipt {})",
-            receipt.id
-        );
-        Ok(0)
-    } else {
-        eprintln!(
-            "airlock: {server}/{tool} changed again while it was approved; read it again with `airlock mcp pins`"
-        );
-        Ok(1)
+        Err(PinApprovalError::ChangedMeanwhile { .. }) => {
+            eprintln!(
+                "airlock: {server}/{tool} changed again while it was approved; read it again with `airlock mcp pins`"
+            );
+            Ok(1)
+        }
+        Err(e @ PinApprovalError::BadHash) => bail!("--sha256: {e}"),
+        Err(PinApprovalError::Failed(e)) => Err(e.into()),
     }
 }
 
@@ -491,18 +486,13 @@ async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
     Ok(Some(out))
 }
 
+/// The daemon's final outcome as the broker's ruling, in this surface's codes.
 fn ruling_of(out: &Value) -> Ruling {
-    if out["status"] == "allowed" {
-        return Ruling::Allow;
+    match serde_json::from_value::<airlock_confirm::Outcome>(out.clone()) {
+        Ok(o) => Ruling::of(airlock_confirm::Ruling::of_outcome(&o)),
+        Err(e) => Ruling::deny(
+            "DAEMON_UNAVAILABLE",
+            format!("airlock's daemon answered something unreadable, so the call is denied: {e}"),
+        ),
     }
-    let code = out["reasons"]
-        .as_array()
-        .and_then(|r| r.first())
-        .and_then(|r| r["code"].as_str())
-        .unwrap_or("DENIED");
-    let message = out["message"]
-        .as_str()
-        .filter(|m| !m.is_empty())
-        .unwrap_or("denied by airlock");
-    Ruling::deny(code, message)
 }

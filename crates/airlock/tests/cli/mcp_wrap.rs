@@ -166,5 +166,10 @@ fn a_person_reads_and_reapproves_a_changed_tool_in_the_terminal() {
     assert_eq!(out.status.code(), Some(1), "approved once");
     let out = airlock(&["ledger", "verify"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // the pin approval and the scan verdicts are events, not decisions to re-make
+    let out = airlock(&["ledger", "replay"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains(" 0 differ"), "{text}");
+    assert!(!text.contains(" 0 events"), "{text}");
     assert!(listed(tmp.path(), &home, poisoned).contains(&"echo".to_string()));
 }
