@@ -1,6 +1,6 @@
 //! `airlock mcp`: the MCP gateway's commands. `wrap` is what an MCP client launches instead of
 //! a server: it starts the real server as its child and relays JSON-RPC between them through
-//! `airlock_gateway::mcp::relay`, so tools are hidden, pinned and decided on the way.
+//! `airlock_mcp::relay`, so tools are hidden, pinned and decided on the way.
 //! `approve-tool` lets a person accept a changed tool definition; `pins` lists them.
 //!
 //! Calls are decided by the running daemon (`airlock serve`, found like the hooks find it), not
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use airlock_confirm::PinApprovalError;
 use airlock_confirm::PolicyProvider;
 use airlock_confirm::pins;
-use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
+use airlock_mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
 use anyhow::{Context, Result, bail};
@@ -272,7 +272,7 @@ fn wrap(a: WrapArgs) -> Result<u8> {
             session,
             cwd,
         };
-        airlock_gateway::mcp::relay(
+        airlock_mcp::relay(
             gw,
             tokio::io::stdin(),
             tokio::io::stdout(),
@@ -373,11 +373,7 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
             session: c.session,
             cwd: c.cwd,
         };
-        let app = airlock_gateway::mcp::http::router(
-            airlock_gateway::mcp::Core::new(gw),
-            a.upstream.clone(),
-            http,
-        );
+        let app = airlock_mcp::http::router(airlock_mcp::Core::new(gw), a.upstream.clone(), http);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("listening on {addr}"))?;
@@ -392,11 +388,8 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
     })
 }
 
-async fn axum_serve(
-    listener: tokio::net::TcpListener,
-    app: airlock_gateway::mcp::http::App,
-) -> Result<()> {
-    airlock_gateway::mcp::http::serve(listener, app)
+async fn axum_serve(listener: tokio::net::TcpListener, app: airlock_mcp::http::App) -> Result<()> {
+    airlock_mcp::http::serve(listener, app)
         .await
         .context("serving")
 }

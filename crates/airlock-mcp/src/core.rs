@@ -254,10 +254,7 @@ impl<D: Decider> Core<D> {
             Some(args) => {
                 let keys = args.names();
                 let empty = serde_json::Map::new();
-                match crate::proxy::toolmap::shell_command(
-                    arguments.as_object().unwrap_or(&empty),
-                    &keys,
-                ) {
+                match airlock_wire::shell_command(arguments.as_object().unwrap_or(&empty), &keys) {
                     Ok(cmd) => Action::Shell {
                         command: cmd.to_string(),
                         cwd: None,

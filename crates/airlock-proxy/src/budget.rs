@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::{Proxy, record};
-use crate::error::ApiError;
+use airlock_gateway::ApiError;
 use airlock_grants::system_now_ms as now_ms;
 
 /// The period a request was admitted in (its start, unix ms).

@@ -18,7 +18,7 @@ use super::config::TextAction;
 use super::gate::Who;
 use super::request::{ChatRequest, Piece};
 use super::{Proxy, record};
-use crate::error::ApiError;
+use airlock_gateway::ApiError;
 
 /// What screening did to a request.
 #[derive(Debug, Default)]
@@ -142,7 +142,7 @@ impl Proxy {
             return Ok(out);
         }
         // The same bytes, as a tree: the places the pieces were read from hold the same texts.
-        let mut doc: Value = crate::extract::parse_json(raw)?;
+        let mut doc: Value = airlock_gateway::extract::parse_json(raw)?;
         if let Some(messages) = doc.get_mut("messages").and_then(Value::as_array_mut) {
             for (p, text) in edits {
                 if let Some(v) = slot(messages, p) {

@@ -8,8 +8,8 @@
 
 mod proxy_support;
 
-use airlock_gateway::proxy::TextAction;
 use airlock_ledger::canonical::{hash_value, sha256_hex};
+use airlock_proxy::TextAction;
 use proxy_support::{Harness, client, start};
 use serde_json::{Value, json};
 
@@ -89,7 +89,7 @@ async fn send_in(h: &Harness, session: &str, body: Value) -> u16 {
     let r = client()
         .post(h.u("/v1/chat/completions"))
         .bearer_auth(&h.agent)
-        .header(airlock_gateway::proxy::SESSION_HEADER, session)
+        .header(airlock_proxy::SESSION_HEADER, session)
         .json(&body)
         .send()
         .await

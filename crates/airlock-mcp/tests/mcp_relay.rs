@@ -1,18 +1,20 @@
 //! The MCP relay end to end: a real stdio MCP server process (Python, standard library only)
-//! behind `airlock_gateway::mcp::relay`, a real approval broker over SQLite deciding calls, and
+//! behind `airlock_mcp::relay`, a real approval broker over SQLite deciding calls, and
 //! a real gateway on loopback where an approver answers asks over REST. The test plays the MCP
 //! client over in-memory pipes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]
+// the gateway's own helpers: a real REST server over a real broker (MCP tests that ask a daemon)
+#[path = "../../airlock-gateway/tests/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use airlock_gateway::mcp::{BrokerDecider, Gateway, McpConfig, relay};
+use airlock_mcp::{BrokerDecider, Gateway, McpConfig, relay};
 use airlock_store::{Db, StoreOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};

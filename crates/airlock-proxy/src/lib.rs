@@ -8,6 +8,13 @@
 //! The client authenticates with an airlock agent token (`Authorization: Bearer alk_…`, which
 //! is what an OpenAI SDK sends as its API key); the upstream's key comes from the proxy's
 //! configuration and never from the client.
+//!
+//! The proxy is a surface of its own: it decides through `Broker::decide_and_wait` and records
+//! its events through `Broker::record_event` (airlock-confirm), authenticates with the
+//! gateway's tokens, and [`routes`] are mounted beside the gateway's by the binary
+//! (`airlock_gateway::router_with`); the gateway does not know it.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod answer;
 mod budget;
@@ -28,15 +35,14 @@ mod upstream;
 use std::sync::Arc;
 
 use airlock_confirm::Broker;
+use airlock_gateway::{AppState, MetricSource};
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Extension};
 use axum::routing::{get, post};
 
 pub use config::{Budget, ProxyConfig, ProxySettings, TextAction};
 pub use gate::{Call, Verdict, Who};
 pub use upstream::SESSION_HEADER;
-
-use crate::state::AppState;
 
 /// The proxy: its settings, the broker that decides, and the upstream client.
 pub struct Proxy {
@@ -91,12 +97,32 @@ impl Proxy {
 /// The proxy's routes, as (method, path).
 pub const ROUTES: &[(&str, &str)] = &[("POST", "/v1/chat/completions"), ("GET", "/v1/models")];
 
-/// Adds the proxy's routes to `r` (with the proxy's own body limit).
-pub(crate) fn mount(r: Router<AppState>, proxy: &Arc<Proxy>) -> Router<AppState> {
+/// The proxy's routes (with its own body limit), to mount beside the gateway's.
+pub fn routes(proxy: Arc<Proxy>) -> Router<AppState> {
     let limit = DefaultBodyLimit::max(proxy.config.max_body);
-    r.route(
-        "/v1/chat/completions",
-        post(handler::chat_completions).layer(limit),
-    )
-    .route("/v1/models", get(handler::models))
+    Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(handler::chat_completions).layer(limit),
+        )
+        .route("/v1/models", get(handler::models))
+        .layer(Extension(proxy))
+}
+
+/// The proxy's counters as a source for the gateway's `/metrics`.
+pub fn metrics(proxy: Arc<Proxy>) -> MetricSource {
+    Arc::new(move || proxy.to_prometheus())
+}
+
+/// Serves the gateway with the proxy mounted beside it (its routes and its counters in
+/// `/metrics`) on `listener` until `shutdown` resolves: what `airlock serve` composes, for
+/// tests and benchmarks.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    proxy: Arc<Proxy>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), airlock_gateway::GatewayError> {
+    let state = state.with_metrics(metrics(proxy.clone()));
+    airlock_gateway::serve_with_routes(listener, state, routes(proxy), shutdown).await
 }

@@ -8,8 +8,8 @@ mod proxy_support;
 
 use std::time::Duration;
 
-use airlock_gateway::proxy::Budget;
 use airlock_gateway::{Auth, Role};
+use airlock_proxy::Budget;
 use proxy_support::{Harness, client, request, start};
 use serde_json::{Value, json};
 

@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use airlock_confirm::{Broker, BrokerConfig, PolicyProvider};
-use airlock_gateway::proxy::{Proxy, ProxyConfig};
 use airlock_gateway::{AppState, Auth, Role, ServeConfig};
 use airlock_grants::{GrantBook, GrantConfig};
 use airlock_policy::Policy;
+use airlock_proxy::{Proxy, ProxyConfig};
 use airlock_store::{Ledger, LedgerConfig, StoreOptions};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode};
@@ -305,10 +305,11 @@ pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Ha
         public_url: None,
         max_body: 1024 * 1024,
     };
-    let state = AppState::new(broker.clone(), auth, config).with_proxy(proxy);
-    let proxy = state.proxy.clone().unwrap();
+    let state = AppState::new(broker.clone(), auth, config);
+    let proxy = std::sync::Arc::new(proxy);
+    let serving = proxy.clone();
     tokio::spawn(async move {
-        airlock_gateway::serve_with(l, state, std::future::pending::<()>())
+        airlock_proxy::serve(l, state, serving, std::future::pending::<()>())
             .await
             .unwrap();
     });

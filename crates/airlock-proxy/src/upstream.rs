@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use reqwest::Client;
 
 use super::Proxy;
-use crate::error::ApiError;
+use airlock_gateway::ApiError;
 
 /// The header a client names its session with (default session: `proxy`).
 pub const SESSION_HEADER: &str = "x-airlock-session";

@@ -18,29 +18,8 @@ pub const BAD_TOOL_CALL: &str = "PROXY_BAD_TOOL_CALL";
 pub const AMBIGUOUS_COMMAND: &str = "PROXY_AMBIGUOUS_COMMAND";
 
 /// The argument names a shell tool's command may be given in, unless configured otherwise.
-pub const DEFAULT_COMMAND_ARGUMENTS: &[&str] = &["command", "cmd", "script"];
-
-/// The one command of a shell tool's `args`, given in exactly one of `keys`: `Err(None)` when
-/// none of them is there (or it is not a non-empty string), `Err(Some(names))` when several
-/// are, so the caller never decides on one argument while the tool runs another.
-pub fn shell_command<'a>(
-    args: &'a serde_json::Map<String, Value>,
-    keys: &[String],
-) -> Result<&'a str, Option<Vec<String>>> {
-    let present: Vec<&String> = keys
-        .iter()
-        .filter(|k| args.contains_key(k.as_str()))
-        .collect();
-    match present.as_slice() {
-        [] => Err(None),
-        [one] => args
-            .get(one.as_str())
-            .and_then(Value::as_str)
-            .filter(|c| !c.trim().is_empty())
-            .ok_or(None),
-        many => Err(Some(many.iter().map(|k| k.to_string()).collect())),
-    }
-}
+pub use airlock_wire::SHELL_COMMAND_ARGUMENTS as DEFAULT_COMMAND_ARGUMENTS;
+use airlock_wire::shell_command;
 
 fn default_arguments() -> Vec<String> {
     DEFAULT_COMMAND_ARGUMENTS
@@ -109,25 +88,16 @@ pub struct ToolMap {
     tools: Vec<ToolMapping>,
 }
 
-/// The shell tools common agents expose.
-const SHELL_TOOLS: &[&str] = &[
-    "terminal",
-    "bash",
-    "shell",
-    "run_shell_command",
-    "execute_command",
-    "exec",
-];
-
 impl ToolMap {
     pub fn new(tools: Vec<ToolMapping>) -> ToolMap {
         ToolMap { tools }
     }
 
-    /// The default map: the common shell tools with their `command`, `cmd` or `script` argument.
+    /// The default map: the common shell tools (`airlock_wire::SHELL_TOOLS`, the list the hook
+    /// and the MCP gateway read too) with their `command`, `cmd` or `script` argument.
     pub fn builtin() -> ToolMap {
         ToolMap::new(
-            SHELL_TOOLS
+            airlock_wire::SHELL_TOOLS
                 .iter()
                 .map(|n| ToolMapping::Shell {
                     name: (*n).to_string(),

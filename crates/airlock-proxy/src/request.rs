@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::object::Obj;
-use crate::error::ApiError;
+use airlock_gateway::ApiError;
 
 /// A chat request, borrowed from its body.
 #[derive(Deserialize)]
@@ -55,10 +55,10 @@ pub fn parse(body: &[u8]) -> Result<ChatRequest<'_>, ApiError> {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first.is_some() && first != Some(&b'{') {
         // Checked first so a well-formed array or number gets this message, not serde's.
-        crate::extract::parse_json::<serde::de::IgnoredAny>(body)?;
+        airlock_gateway::extract::parse_json::<serde::de::IgnoredAny>(body)?;
         return Err(not_an_object());
     }
-    let req = crate::extract::parse_json_borrowed(body)?;
+    let req = airlock_gateway::extract::parse_json_borrowed(body)?;
     if nested_deeper_than(body, MAX_NESTING) {
         return Err(ApiError::bad_request(
             "MALFORMED_JSON",
@@ -239,7 +239,7 @@ pub fn agrees_with_tree(body: &[u8]) -> Result<(), String> {
 }
 
 fn json<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ApiError> {
-    serde_json::from_str(raw.get()).map_err(crate::extract::json_error)
+    serde_json::from_str(raw.get()).map_err(airlock_gateway::extract::json_error)
 }
 
 fn string(raw: &RawValue) -> Result<String, ApiError> {

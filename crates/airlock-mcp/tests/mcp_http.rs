@@ -5,11 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]
+// the gateway's own helpers: a real REST server over a real broker (MCP tests that ask a daemon)
+#[path = "../../airlock-gateway/tests/common/mod.rs"]
 mod common;
 
 use std::sync::{Arc, Mutex};
 
-use airlock_gateway::mcp::{BrokerDecider, Core, Gateway, McpConfig, http};
+use airlock_mcp::{BrokerDecider, Core, Gateway, McpConfig, http};
 use airlock_store::{Db, StoreOptions};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -6,7 +6,7 @@
 //! `GET /v1/models` passes through.
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{Extension, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -14,18 +14,14 @@ use serde_json::Value;
 use super::budget::Admitted;
 use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
+use std::sync::Arc;
+
 use super::{Proxy, answer, request, rewrite, stream};
-use crate::auth::{Caller, Role};
-use crate::error::ApiError;
-use crate::state::AppState;
+use airlock_gateway::ApiError;
+use airlock_gateway::AppState;
+use airlock_gateway::auth::{Caller, Role};
 
 const MAX_SESSION: usize = 128;
-
-fn proxy_of(st: &AppState) -> Result<&std::sync::Arc<Proxy>, ApiError> {
-    st.proxy
-        .as_ref()
-        .ok_or_else(|| ApiError::not_found("the proxy is not configured"))
-}
 
 /// The session the client names (header `X-Airlock-Session`), default `proxy`.
 fn session(headers: &HeaderMap) -> Result<String, ApiError> {
@@ -33,7 +29,7 @@ fn session(headers: &HeaderMap) -> Result<String, ApiError> {
         return Ok("proxy".into());
     };
     match v.to_str() {
-        Ok(s) if crate::extract::is_label(s, MAX_SESSION) => Ok(s.to_string()),
+        Ok(s) if airlock_gateway::extract::is_label(s, MAX_SESSION) => Ok(s.to_string()),
         _ => Err(ApiError::bad_request(
             "INVALID_REQUEST",
             format!("{SESSION_HEADER} must be 1 to {MAX_SESSION} printable characters"),
@@ -57,11 +53,11 @@ async fn read_body(req: Request, st: &AppState, limit: usize) -> Result<Bytes, A
 
 pub async fn chat_completions(
     State(st): State<AppState>,
+    Extension(proxy): Extension<Arc<Proxy>>,
     caller: Caller,
     headers: HeaderMap,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let proxy = proxy_of(&st)?.clone();
     caller.require(&[Role::Agent], "use the model proxy")?;
     let who = Who {
         agent: caller.name.clone(),
@@ -185,11 +181,10 @@ fn answer_tree(body: &[u8]) -> Result<Value, ApiError> {
 }
 
 pub async fn models(
-    State(st): State<AppState>,
+    Extension(proxy): Extension<Arc<Proxy>>,
     caller: Caller,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let proxy = proxy_of(&st)?.clone();
     caller.require(&[Role::Agent], "use the model proxy")?;
     let up = proxy
         .http

@@ -1,6 +1,6 @@
 //! The official Rust MCP SDK (rmcp) on both sides of the gateway, end to end: an rmcp server
 //! runs as a real child process (this test binary started again with `AIRLOCK_RMCP_SERVER`
-//! set; the harness is our own so its stdout is the MCP stream), `airlock_gateway::mcp::relay`
+//! set; the harness is our own so its stdout is the MCP stream), `airlock_mcp::relay`
 //! sits on its pipes, and an rmcp client talks to the relay over a Unix socket pair. A real
 //! approval broker on SQLite decides and records. Checked: an allowed call passes, a denied one
 //! gets the error result (and never reaches the server), an injected result is annotated or
@@ -10,6 +10,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]
+// the gateway's own helpers: a real REST server over a real broker (MCP tests that ask a daemon)
+#[path = "../../airlock-gateway/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +19,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use airlock_gateway::mcp::{BrokerDecider, Gateway, McpConfig, relay};
+use airlock_mcp::{BrokerDecider, Gateway, McpConfig, relay};
 use airlock_store::{Db, StoreOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
