@@ -16,7 +16,7 @@ use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
 use std::sync::Arc;
 
-use super::{Proxy, answer, request, rewrite, stream};
+use super::{Proxy, request, rewrite, stream};
 use airlock_gateway::ApiError;
 use airlock_gateway::AppState;
 use airlock_gateway::auth::{Caller, Role};
@@ -113,8 +113,8 @@ pub async fn chat_completions(
 }
 
 /// Decides the tool calls of a whole answer; the upstream's bytes unless a call is blocked.
-/// The calls are read without a tree (`answer.rs`); a tree is built only to rewrite the answer,
-/// or when the reader leaves the answer to it.
+/// The answer is read once, as a tree (the reading clients share: a key given twice counts as
+/// the last), and that tree is what a blocked call is rewritten in.
 async fn gate_whole(
     proxy: &Proxy,
     who: &Who,
@@ -122,34 +122,15 @@ async fn gate_whole(
     prefix: Option<&str>,
     admitted: Option<Admitted>,
 ) -> Result<Bytes, ApiError> {
-    // The usage is parsed only when a budget counts it; one the reader cannot parse is left to
-    // the tree as well (which refuses the answer rather than leave its tokens uncounted).
-    let read = answer::read(&body).and_then(|a| {
-        let usage = match (admitted, a.usage) {
-            (Some(_), Some(u)) => Some(serde_json::from_str::<Value>(u.get()).ok()?),
-            _ => None,
-        };
-        Some((a.calls, usage))
-    });
-    let (calls, usage, tree) = match read {
-        Some((calls, usage)) => (calls, usage, None),
-        None => {
-            let doc = answer_tree(&body)?;
-            let calls = rewrite::calls(&doc).into_iter().map(|(_, c)| c).collect();
-            (calls, doc.get("usage").cloned(), Some(doc))
-        }
-    };
-    if let (Some(at), Some(usage)) = (admitted, &usage) {
+    let mut doc = answer_tree(&body)?;
+    let calls: Vec<_> = rewrite::calls(&doc).into_iter().map(|(_, c)| c).collect();
+    if let (Some(at), Some(usage)) = (admitted, doc.get("usage")) {
         proxy.charge(&who.agent, at, usage).await;
     }
     let verdicts = proxy.decide_all(who, &calls).await;
     if verdicts.iter().all(|v| v.allowed()) && prefix.is_none() {
         return Ok(body);
     }
-    let mut doc = match tree {
-        Some(d) => d,
-        None => answer_tree(&body)?,
-    };
     rewrite::apply(&mut doc, &verdicts, &proxy.config.deny_template);
     if let Some(p) = prefix {
         rewrite::prepend(&mut doc, p);

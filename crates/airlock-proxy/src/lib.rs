@@ -16,7 +16,6 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod answer;
 mod budget;
 mod clean;
 pub mod config;

@@ -361,8 +361,8 @@ async fn legacy_function_calls_are_gated_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_only_a_tree_reads_alike_are_judged_as_a_tree_reads_them() {
-    // The proxy reads answers without a tree; where that reading could differ from a tree's (and
-    // a client's), the tree decides. A key given twice: the last one is what clients act on.
+    // The proxy reads an answer as a tree, as clients do: a key given twice counts as the
+    // last one, which is what clients act on.
     let h = start("30s", |_| {}).await;
     let twice = r#"{"id":"c","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
         "tool_calls":[{"id":"a","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}],
