@@ -289,3 +289,24 @@ impl ApprovalEvent {
         }
     }
 }
+
+/// The daemon's answer about an action, as it goes on the wire.
+impl From<Outcome> for airlock_wire::ActionAnswer {
+    fn from(o: Outcome) -> Self {
+        airlock_wire::ActionAnswer {
+            id: o.id,
+            status: match o.status {
+                Status::Allowed => airlock_wire::ActionStatus::Allowed,
+                Status::Denied => airlock_wire::ActionStatus::Denied,
+                Status::Pending => airlock_wire::ActionStatus::Pending,
+            },
+            decision: o.decision,
+            tier: o.tier,
+            reasons: o.reasons,
+            message: o.message,
+            receipt: o.receipt,
+            deadline_ms: o.deadline_ms,
+            approval: o.approval,
+        }
+    }
+}

@@ -54,6 +54,23 @@ impl Ruling {
         }
     }
 
+    /// The ruling on the daemon's final answer, for clients of the REST API (a pending answer
+    /// reads as a timeout).
+    pub fn of_answer(a: &airlock_wire::ActionAnswer) -> Ruling {
+        use airlock_wire::ActionStatus;
+        match a.status {
+            ActionStatus::Allowed => Ruling::Allow,
+            ActionStatus::Pending => Ruling::Deny {
+                code: ReasonCode::ApprovalTimeout,
+                message: a.message.clone(),
+            },
+            ActionStatus::Denied => Ruling::Deny {
+                code: a.first_code().unwrap_or(ReasonCode::PolicyRule),
+                message: a.message.clone(),
+            },
+        }
+    }
+
     /// Nobody answered within `limit`.
     pub fn timed_out(limit: Duration) -> Ruling {
         Ruling::Deny {

@@ -162,11 +162,15 @@ impl Client {
         if (200..300).contains(&status) {
             return Ok(value);
         }
-        let err = &value["error"];
+        // the daemon's errors are `airlock_wire::ErrorBody`; anything else is a bare HTTP error
+        let (code, message) = match serde_json::from_value::<airlock_wire::ErrorBody>(value) {
+            Ok(b) => (b.error.code, b.error.message),
+            Err(_) => ("HTTP_ERROR".to_string(), String::new()),
+        };
         Err(ApiError {
             status,
-            code: err["code"].as_str().unwrap_or("HTTP_ERROR").to_string(),
-            message: err["message"].as_str().unwrap_or("").to_string(),
+            code,
+            message,
         }
         .into())
     }

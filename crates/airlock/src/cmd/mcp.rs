@@ -19,6 +19,7 @@ use airlock_confirm::pins;
 use airlock_mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
+use airlock_wire::{ActionAnswer, ActionStatus};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
@@ -453,7 +454,7 @@ async fn scan_remote(client: &Client, call: &ScanCall) -> Result<Scanned> {
 }
 
 /// Submits and long-polls; `None` when the call's time ran out first.
-async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
+async fn ask(client: &Client, call: &Call) -> Result<Option<ActionAnswer>> {
     let started = Instant::now();
     let mut body = serde_json::to_value(&call.action)?;
     body["session"] = json!(call.session);
@@ -463,29 +464,30 @@ async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
     {
         body["cwd"] = json!(cwd);
     }
-    let mut out = client
-        .post("/v1/actions", &body, Duration::from_secs(15))
-        .await?;
-    while out["status"] == "pending" {
+    let read = |v: Value| -> Result<ActionAnswer> {
+        serde_json::from_value(v).context("the daemon's answer is not an action answer")
+    };
+    let mut out = read(
+        client
+            .post("/v1/actions", &body, Duration::from_secs(15))
+            .await?,
+    )?;
+    while out.status == ActionStatus::Pending {
         let left = call.timeout.saturating_sub(started.elapsed());
         if left < Duration::from_secs(1) {
             return Ok(None);
         }
         let wait = left.min(Duration::from_secs(30)).as_secs();
-        let id = out["id"].as_str().unwrap_or_default().to_string();
-        let path = format!("/v1/actions/{id}/wait?timeout={wait}");
-        out = client.get(&path, Duration::from_secs(wait + 10)).await?;
+        let path = format!(
+            "/v1/actions/{}/wait?timeout={wait}",
+            airlock_gateway::url::segment(&out.id)
+        );
+        out = read(client.get(&path, Duration::from_secs(wait + 10)).await?)?;
     }
     Ok(Some(out))
 }
 
-/// The daemon's final outcome as the broker's ruling, in this surface's codes.
-fn ruling_of(out: &Value) -> Ruling {
-    match serde_json::from_value::<airlock_confirm::Outcome>(out.clone()) {
-        Ok(o) => Ruling::of(airlock_confirm::Ruling::of_outcome(&o)),
-        Err(e) => Ruling::deny(
-            "DAEMON_UNAVAILABLE",
-            format!("airlock's daemon answered something unreadable, so the call is denied: {e}"),
-        ),
-    }
+/// The daemon's final answer as the broker's ruling, in this surface's codes.
+fn ruling_of(out: &ActionAnswer) -> Ruling {
+    Ruling::of(airlock_confirm::Ruling::of_answer(out))
 }

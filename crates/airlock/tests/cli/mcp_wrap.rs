@@ -26,7 +26,7 @@ fn config_home(tmp: &Path) -> std::path::PathBuf {
 /// `airlock mcp wrap` of the gateway's test server, no daemon, pipes on stdin and stdout.
 fn spawn_wrap(tmp: &Path, home: &Path, echo_description: &str) -> std::process::Child {
     let server =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../airlock-gateway/tests/mcp/stdio_server.py");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../airlock-mcp/tests/mcp/stdio_server.py");
     Command::new(assert_cmd::cargo::cargo_bin("airlock"))
         .args(["mcp", "wrap", "--server", "demo", "--", "python3"])
         .arg(&server)
