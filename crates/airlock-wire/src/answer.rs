@@ -132,9 +132,26 @@ mod tests {
             s["properties"]["status"]["enum"],
             serde_json::json!(statuses)
         );
+        // a reason is a finding: its always-present fields required, every field named
         let reason = &s["properties"]["reasons"]["items"];
-        let fk: BTreeSet<String> = keys(&serde_json::to_value(&finding).unwrap());
-        assert_eq!(fk, keys(&reason["properties"]));
+        let reason_required: BTreeSet<String> = reason["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            keys(&serde_json::to_value(&finding).unwrap()),
+            reason_required
+        );
+        let mut full = finding.clone();
+        full.remediation = "do this instead".into();
+        full.span = Some(airlock_core::Span { start: 0, end: 1 });
+        full.evidence = Some("x".into());
+        assert_eq!(
+            keys(&serde_json::to_value(&full).unwrap()),
+            keys(&reason["properties"])
+        );
         let back: ActionAnswer = serde_json::from_value(serde_json::to_value(&a).unwrap()).unwrap();
         assert_eq!(back, a);
         assert_eq!(back.first_code(), Some(ReasonCode::ApprovalDenied));
