@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::config::McpConfig;
 use super::describe;
 use super::frame;
-use super::gate::{Call, Decider, Ruling};
+use super::gate::{Call, CallRuling, Decider};
 use super::names;
 use super::sdk;
 use super::tools::{Checker, Hidden, action_name, definition};
@@ -248,7 +248,7 @@ impl<D: Decider> Core<D> {
     }
 
     /// Decides a call of a tool whose state is usable.
-    pub async fn decide(&self, name: &str, arguments: Value) -> Ruling {
+    pub async fn decide(&self, name: &str, arguments: Value) -> CallRuling {
         let server_cfg = self.gw.config.servers.get(&self.gw.server);
         let action = match server_cfg.and_then(|c| c.shell_tools.get(name)) {
             Some(args) => {
@@ -260,7 +260,7 @@ impl<D: Decider> Core<D> {
                         cwd: None,
                     },
                     Err(None) => {
-                        return Ruling::deny(
+                        return CallRuling::deny(
                             "MCP_INVALID_PARAMS",
                             format!(
                                 "`{name}` runs shell commands; its `{}` argument must be a non-empty string",
@@ -269,7 +269,7 @@ impl<D: Decider> Core<D> {
                         );
                     }
                     Err(Some(names)) => {
-                        return Ruling::deny(
+                        return CallRuling::deny(
                             "MCP_AMBIGUOUS_COMMAND",
                             format!(
                                 "`{name}` runs shell commands and was given one in more than one argument (`{}`); send exactly one",

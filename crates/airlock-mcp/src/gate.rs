@@ -15,7 +15,7 @@ use airlock_shield::{Direction, Verdict};
 
 /// The answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ruling {
+pub enum CallRuling {
     Allow,
     /// `code` is stable (a reason code of the broker, or `MCP_…`); `message` is for the model.
     Deny {
@@ -24,20 +24,20 @@ pub enum Ruling {
     },
 }
 
-impl Ruling {
+impl CallRuling {
     /// The broker's ruling, with its reason code as this surface's code.
-    pub fn of(r: airlock_confirm::Ruling) -> Ruling {
+    pub fn of(r: airlock_confirm::Ruling) -> CallRuling {
         match r {
-            airlock_confirm::Ruling::Allow => Ruling::Allow,
-            airlock_confirm::Ruling::Deny { code, message } => Ruling::Deny {
+            airlock_confirm::Ruling::Allow => CallRuling::Allow,
+            airlock_confirm::Ruling::Deny { code, message } => CallRuling::Deny {
                 code: code.as_str().to_string(),
                 message,
             },
         }
     }
 
-    pub fn deny(code: &str, message: impl Into<String>) -> Ruling {
-        Ruling::Deny {
+    pub fn deny(code: &str, message: impl Into<String>) -> CallRuling {
+        CallRuling::Deny {
             code: code.to_string(),
             message: message.into(),
         }
@@ -78,7 +78,7 @@ pub struct Scanned {
 
 /// Decides tool calls, and scans and records what servers answer.
 pub trait Decider: Send + Sync + 'static {
-    fn decide(&self, call: Call) -> impl Future<Output = Ruling> + Send;
+    fn decide(&self, call: Call) -> impl Future<Output = CallRuling> + Send;
     /// The verdict on a server's text, once it is a receipt; an error when either failed.
     fn scan(&self, call: ScanCall) -> impl Future<Output = Result<Scanned, String>> + Send;
 }
@@ -92,7 +92,7 @@ pub struct BrokerDecider {
 }
 
 impl Decider for BrokerDecider {
-    async fn decide(&self, call: Call) -> Ruling {
+    async fn decide(&self, call: Call) -> CallRuling {
         let s = Submission {
             request_id: Some(call.request_id),
             agent: self.agent.clone(),
@@ -101,7 +101,7 @@ impl Decider for BrokerDecider {
             cwd: call.cwd,
             channel: Channel::Api,
         };
-        Ruling::of(self.broker.decide_and_wait(s, call.timeout).await)
+        CallRuling::of(self.broker.decide_and_wait(s, call.timeout).await)
     }
 
     async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
@@ -141,6 +141,6 @@ impl Decider for BrokerDecider {
 }
 
 /// The denial for a call nobody answered in time.
-pub fn timed_out(t: Duration) -> Ruling {
-    Ruling::of(airlock_confirm::Ruling::timed_out(t))
+pub fn timed_out(t: Duration) -> CallRuling {
+    CallRuling::of(airlock_confirm::Ruling::timed_out(t))
 }

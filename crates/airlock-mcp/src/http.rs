@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::core::{Core, denied_result, log};
 use super::frame::{self, Message};
-use super::gate::{Decider, Ruling};
+use super::gate::{CallRuling, Decider};
 use super::methods;
 use super::notify::{self, Note};
 use super::scan;
@@ -154,8 +154,8 @@ async fn rule<D: Decider>(
         )),
         Some(Err(h)) => Err((h.code, h.message)),
         Some(Ok(())) => match core.decide(name, arguments).await {
-            Ruling::Allow => Ok(()),
-            Ruling::Deny { code, message } => Err((code, message)),
+            CallRuling::Allow => Ok(()),
+            CallRuling::Deny { code, message } => Err((code, message)),
         },
     }
 }

@@ -29,6 +29,6 @@ pub mod tools;
 
 pub use config::{InjectionMode, McpConfig, ServerConfig};
 pub use core::{Core, Gateway, denied_result};
-pub use gate::{BrokerDecider, Call, Decider, Ruling, ScanCall, Scanned};
+pub use gate::{BrokerDecider, Call, CallRuling, Decider, ScanCall, Scanned};
 pub use relay::relay;
 pub use strict::parse as parse_strict;

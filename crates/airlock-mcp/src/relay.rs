@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::core::{Core, Gateway, denied_result, lock, log};
 use super::frame::{self, Line, Message};
-use super::gate::{Decider, Ruling};
+use super::gate::{CallRuling, Decider};
 use super::methods;
 use super::notify::{self, Note};
 use super::scan;
@@ -338,11 +338,11 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
     };
     let ruling = rule(&s, &name, arguments).await;
     match ruling {
-        Ruling::Allow => {
+        CallRuling::Allow => {
             lock(&s.pending).insert(key(&id), Pending::Scan(scan::Kind::Call));
             let _ = s.send_server(line);
         }
-        Ruling::Deny { code, message } => {
+        CallRuling::Deny { code, message } => {
             log(
                 &s.core.gw.server,
                 &format!("denied a call of `{name}` ({code}: {message})"),
@@ -355,7 +355,7 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
 }
 
 /// The tool's state, then the decider's ruling on the call.
-async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> Ruling {
+async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> CallRuling {
     let mut state = s.core.state(name);
     if state.is_none() {
         refresh(s).await;
@@ -363,13 +363,13 @@ async fn rule<D: Decider>(s: &Arc<Shared<D>>, name: &str, arguments: Value) -> R
     }
     match state {
         None => {
-            return Ruling::deny(
+            return CallRuling::deny(
                 "MCP_TOOL_UNLISTED",
                 format!("the server does not list a tool named `{name}`"),
             );
         }
         Some(Err(h)) => {
-            return Ruling::Deny {
+            return CallRuling::Deny {
                 code: h.code,
                 message: h.message,
             };

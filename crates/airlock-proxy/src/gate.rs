@@ -20,14 +20,14 @@ pub struct Call {
 
 /// What happens to one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CallVerdict {
     Allow,
     Block { code: String, reason: String },
 }
 
-impl Verdict {
+impl CallVerdict {
     pub fn allowed(&self) -> bool {
-        matches!(self, Verdict::Allow)
+        matches!(self, CallVerdict::Allow)
     }
 }
 
@@ -40,12 +40,12 @@ pub struct Who {
 
 impl Proxy {
     /// Decides every call at once (they are independent); the answer is in the same order.
-    pub async fn decide_all(&self, who: &Who, calls: &[Call]) -> Vec<Verdict> {
+    pub async fn decide_all(&self, who: &Who, calls: &[Call]) -> Vec<CallVerdict> {
         join_all(calls.iter().map(|c| self.decide(who, c))).await
     }
 
     /// Decides one call; never fails (every failure is a block).
-    pub async fn decide(&self, who: &Who, call: &Call) -> Verdict {
+    pub async fn decide(&self, who: &Who, call: &Call) -> CallVerdict {
         let action = match self.config.tools.action(&call.name, &call.arguments) {
             Ok(a) => a,
             Err(r) => {
@@ -62,7 +62,7 @@ impl Proxy {
                 {
                     tracing::error!(error = %e, "recording a refused tool call");
                 }
-                return Verdict::Block {
+                return CallVerdict::Block {
                     code: r.code.to_string(),
                     reason: r.reason,
                 };
@@ -81,8 +81,8 @@ impl Proxy {
             channel: Channel::Api,
         };
         match self.broker.decide_and_wait(sub, self.config.max_hold).await {
-            Ruling::Allow => Verdict::Allow,
-            Ruling::Deny { code, message } => Verdict::Block {
+            Ruling::Allow => CallVerdict::Allow,
+            Ruling::Deny { code, message } => CallVerdict::Block {
                 code: code.as_str().to_string(),
                 reason: message,
             },

@@ -40,7 +40,7 @@ use axum::extract::{DefaultBodyLimit, Extension};
 use axum::routing::{get, post};
 
 pub use config::{Budget, ProxyConfig, ProxySettings, TextAction};
-pub use gate::{Call, Verdict, Who};
+pub use gate::{Call, CallVerdict, Who};
 pub use upstream::SESSION_HEADER;
 
 /// The proxy: its settings, the broker that decides, and the upstream client.

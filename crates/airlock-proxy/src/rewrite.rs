@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::gate::{Call, Verdict};
+use super::gate::{Call, CallVerdict};
 
 /// The explanation of one blocked call, from the configured template.
 pub fn explain(template: &str, tool: &str, code: &str, reason: &str) -> String {
@@ -53,7 +53,7 @@ pub fn calls(doc: &Value) -> Vec<(usize, Call)> {
 
 /// Applies `verdicts` (one per call of [`calls`], same order): blocked calls are removed and
 /// explained after the message's text; a choice left without calls finishes with `stop`.
-pub fn apply(doc: &mut Value, verdicts: &[Verdict], template: &str) {
+pub fn apply(doc: &mut Value, verdicts: &[CallVerdict], template: &str) {
     let mut next = verdicts.iter();
     let Some(choices) = doc.get_mut("choices").and_then(Value::as_array_mut) else {
         return;
@@ -107,10 +107,10 @@ pub fn apply(doc: &mut Value, verdicts: &[Verdict], template: &str) {
 
 /// `None` for an allowed call, else its explanation. More calls than verdicts cannot happen;
 /// a call without one is never let through undecided.
-fn judge(v: Option<&Verdict>, template: &str, name: &str) -> Option<String> {
+fn judge(v: Option<&CallVerdict>, template: &str, name: &str) -> Option<String> {
     match v {
-        Some(Verdict::Allow) => None,
-        Some(Verdict::Block { code, reason }) => Some(explain(template, name, code, reason)),
+        Some(CallVerdict::Allow) => None,
+        Some(CallVerdict::Block { code, reason }) => Some(explain(template, name, code, reason)),
         None => Some(explain(
             template,
             name,
@@ -179,8 +179,8 @@ mod tests {
         assert_eq!(cs.len(), 2);
         assert_eq!(cs[1].1.arguments, "{\"command\":\"rm -rf /\"}");
         let v = vec![
-            Verdict::Allow,
-            Verdict::Block {
+            CallVerdict::Allow,
+            CallVerdict::Block {
                 code: "RULE_MATCH".into(),
                 reason: "it deletes everything.".into(),
             },
@@ -197,7 +197,7 @@ mod tests {
         let mut doc2 = json!({"choices": [{"finish_reason": "tool_calls", "message": {"content": "I will", "tool_calls": [tc("a", "x", "{}")]}}]});
         apply(
             &mut doc2,
-            &[Verdict::Block {
+            &[CallVerdict::Block {
                 code: "C".into(),
                 reason: "r".into(),
             }],
@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(cs[0].1.name, "bash");
         apply(
             &mut doc3,
-            &[Verdict::Block {
+            &[CallVerdict::Block {
                 code: "C".into(),
                 reason: "r".into(),
             }],

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::Proxy;
 use super::budget::Admitted;
-use super::gate::{Call, Verdict, Who};
+use super::gate::{Call, CallVerdict, Who};
 use super::rewrite::explain;
 use super::sse::{Splitter, data_event};
 
@@ -65,7 +65,7 @@ struct CallBuf {
     name: String,
     arguments: String,
     /// The decision, started as soon as the call is complete (a later call index began).
-    decision: Option<tokio::task::JoinHandle<Verdict>>,
+    decision: Option<tokio::task::JoinHandle<CallVerdict>>,
 }
 
 struct Relay {
@@ -282,11 +282,11 @@ impl Relay {
         let mut notes = Vec::new();
         for ((key, b), v) in bufs.into_iter().zip(&verdicts) {
             match v {
-                Verdict::Allow if key == LEGACY => {
+                CallVerdict::Allow if key == LEGACY => {
                     legacy = Some(json!({"name": b.name, "arguments": b.arguments}));
                 }
-                Verdict::Allow => allowed.push(whole_call(b, allowed.len())),
-                Verdict::Block { code, reason } => notes.push(explain(
+                CallVerdict::Allow => allowed.push(whole_call(b, allowed.len())),
+                CallVerdict::Block { code, reason } => notes.push(explain(
                     &self.proxy.config.deny_template,
                     &b.name,
                     code,
@@ -324,8 +324,8 @@ impl Relay {
     async fn decide_with_keepalive(
         &mut self,
         bufs: &[(u64, CallBuf)],
-        started: Vec<Option<tokio::task::JoinHandle<Verdict>>>,
-    ) -> Vec<Verdict> {
+        started: Vec<Option<tokio::task::JoinHandle<CallVerdict>>>,
+    ) -> Vec<CallVerdict> {
         let proxy = self.proxy.clone();
         let who = self.who.clone();
         let decide = futures_util::future::join_all(bufs.iter().zip(started).map(|((_, b), h)| {
@@ -338,7 +338,7 @@ impl Relay {
                 match h {
                     Some(h) => h.await.unwrap_or_else(|e| {
                         tracing::error!(error = %e, "a tool-call decision task failed");
-                        Verdict::Block {
+                        CallVerdict::Block {
                             code: "INTERNAL_ERROR".into(),
                             reason: "airlock could not decide this call, so it is denied.".into(),
                         }

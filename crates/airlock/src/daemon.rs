@@ -30,19 +30,19 @@ pub fn init_tls() {
 
 /// An error the daemon answered with: its HTTP status, stable code and message.
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub struct DaemonRefusal {
     pub status: u16,
     pub code: String,
     pub message: String,
 }
 
-impl std::fmt::Display for ApiError {
+impl std::fmt::Display for DaemonRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({}): {}", self.code, self.status, self.message)
     }
 }
 
-impl std::error::Error for ApiError {}
+impl std::error::Error for DaemonRefusal {}
 
 /// A thin JSON client for the REST API (cheap to clone: the connection pool is shared).
 #[derive(Clone)]
@@ -167,7 +167,7 @@ impl Client {
             Ok(b) => (b.error.code, b.error.message),
             Err(_) => ("HTTP_ERROR".to_string(), String::new()),
         };
-        Err(ApiError {
+        Err(DaemonRefusal {
             status,
             code,
             message,

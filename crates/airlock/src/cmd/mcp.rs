@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use airlock_confirm::PinApprovalError;
 use airlock_confirm::PolicyProvider;
 use airlock_confirm::pins;
-use airlock_mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
+use airlock_mcp::{Call, CallRuling, Decider, Gateway, McpConfig, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
 use airlock_wire::{ActionAnswer, ActionStatus};
@@ -405,9 +405,9 @@ struct DaemonDecider {
 }
 
 impl Decider for DaemonDecider {
-    async fn decide(&self, call: Call) -> Ruling {
+    async fn decide(&self, call: Call) -> CallRuling {
         let Some(client) = &self.client else {
-            return Ruling::deny(
+            return CallRuling::deny(
                 "DAEMON_UNAVAILABLE",
                 "airlock's daemon is not running, so no tool call can be decided and this one is denied; ask the user to start `airlock serve`",
             );
@@ -415,7 +415,7 @@ impl Decider for DaemonDecider {
         match ask(client, &call).await {
             Ok(Some(out)) => ruling_of(&out),
             Ok(None) => gate::timed_out(call.timeout),
-            Err(e) => Ruling::deny(
+            Err(e) => CallRuling::deny(
                 "DAEMON_UNAVAILABLE",
                 format!("airlock's daemon could not decide this call, so it is denied: {e:#}"),
             ),
@@ -488,6 +488,6 @@ async fn ask(client: &Client, call: &Call) -> Result<Option<ActionAnswer>> {
 }
 
 /// The daemon's final answer as the broker's ruling, in this surface's codes.
-fn ruling_of(out: &ActionAnswer) -> Ruling {
-    Ruling::of(airlock_confirm::Ruling::of_answer(out))
+fn ruling_of(out: &ActionAnswer) -> CallRuling {
+    CallRuling::of(airlock_confirm::Ruling::of_answer(out))
 }
