@@ -28,4 +28,4 @@ fi
 
 export AIRLOCK_PROXY_PYTHON="$PWD/$VENV/bin/python"
 export AIRLOCK_REQUIRE_PY=1
-cargo test --locked -p airlock-gateway --test proxy_py -- --nocapture
+cargo test --locked -p airlock-proxy --test proxy_py -- --nocapture

@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use airlock_gateway::mcp::frame::{self, Message};
+use airlock_mcp::frame::{self, Message};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(resp["error"]["code"].is_i64());
         }
     }
-    if let Ok(v) = airlock_gateway::mcp::parse_strict(data) {
+    if let Ok(v) = airlock_mcp::parse_strict(data) {
         let plain: serde_json::Value = serde_json::from_slice(data).expect("serde_json agrees");
         assert_eq!(plain, v);
     }

@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use airlock_gateway::proxy::request;
+use airlock_proxy::request;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use crate::config::{BrokerConfig, PolicyProvider};
 use crate::llm::Reviewer;
 use crate::metrics::{Counters, Metrics};
-use crate::model::{Approval, Event, Outcome};
+use crate::model::{Approval, ApprovalEvent, Outcome};
 use crate::notify::Hub;
 use crate::view::{approval_of, immediate, outcome_of};
 use crate::webhook::Webhook;
@@ -148,7 +148,7 @@ impl Broker {
     }
 
     /// Opened and Decided events, local and (PostgreSQL) from other nodes, for SSE.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
         self.inner.hub.subscribe()
     }
 

@@ -14,15 +14,19 @@ mod code;
 mod config;
 pub mod decide;
 mod error;
+pub mod event;
+pub mod grant_log;
 mod hosts;
 mod http;
 pub mod llm;
 mod metrics;
 mod model;
 mod notify;
+pub mod pins;
 pub mod precedent;
 pub mod receipt;
 mod route;
+mod ruling;
 mod settle;
 mod submit;
 pub mod suggest;
@@ -35,11 +39,14 @@ pub use code::MAX_CODE_ATTEMPTS;
 pub use config::{BrokerConfig, LlmConfig, PolicyProvider, WebhookConfig};
 pub use decide::{Decided, decide};
 pub use error::ConfirmError;
+pub use event::{Event, GrantChange, Origin, ScanVerdict};
 pub use metrics::Metrics;
 pub use model::{
-    Answer, AnswerScope, Approval, ApprovalStatus, Choice, Event, LlmResult, LlmReview, Outcome,
-    Principal, Role, Status, Submission,
+    Answer, AnswerScope, Approval, ApprovalEvent, ApprovalStatus, Choice, LlmResult, LlmReview,
+    Outcome, Principal, Role, Status, Submission,
 };
 pub use notify::CHANNEL as NOTIFY_CHANNEL;
+pub use pins::{PinApprovalError, PinApproved, approve_pin};
 pub use receipt::RecordContext;
+pub use ruling::Ruling;
 pub use view::SILENCE;

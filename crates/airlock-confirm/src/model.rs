@@ -277,15 +277,36 @@ pub struct Approval {
 /// and expired). Waiters re-read the row; an event is only a hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "event", content = "id")]
-pub enum Event {
+pub enum ApprovalEvent {
     Opened(String),
     Decided(String),
 }
 
-impl Event {
+impl ApprovalEvent {
     pub fn id(&self) -> &str {
         match self {
-            Event::Opened(id) | Event::Decided(id) => id,
+            ApprovalEvent::Opened(id) | ApprovalEvent::Decided(id) => id,
+        }
+    }
+}
+
+/// The daemon's answer about an action, as it goes on the wire.
+impl From<Outcome> for airlock_wire::ActionAnswer {
+    fn from(o: Outcome) -> Self {
+        airlock_wire::ActionAnswer {
+            id: o.id,
+            status: match o.status {
+                Status::Allowed => airlock_wire::ActionStatus::Allowed,
+                Status::Denied => airlock_wire::ActionStatus::Denied,
+                Status::Pending => airlock_wire::ActionStatus::Pending,
+            },
+            decision: o.decision,
+            tier: o.tier,
+            reasons: o.reasons,
+            message: o.message,
+            receipt: o.receipt,
+            deadline_ms: o.deadline_ms,
+            approval: o.approval,
         }
     }
 }

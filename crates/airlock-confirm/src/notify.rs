@@ -9,7 +9,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
-use crate::model::Event;
+use crate::model::ApprovalEvent;
 
 /// The PostgreSQL channel approvals events travel on.
 pub const CHANNEL: &str = "airlock_approvals";
@@ -17,7 +17,7 @@ pub const CHANNEL: &str = "airlock_approvals";
 /// Publishes events locally and, on PostgreSQL, to the other nodes.
 #[derive(Debug, Clone)]
 pub(crate) struct Hub {
-    tx: broadcast::Sender<Event>,
+    tx: broadcast::Sender<ApprovalEvent>,
     /// This broker instance, so its own notifications coming back are not broadcast twice.
     instance: String,
     pg: Option<PgPool>,
@@ -29,13 +29,13 @@ impl Hub {
         Hub { tx, instance, pg }
     }
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
         self.tx.subscribe()
     }
 
     /// Broadcasts `e` here and notifies the other nodes. A failed NOTIFY is logged: the other
     /// nodes' waiters still see the change on their next periodic re-read.
-    pub(crate) async fn publish(&self, e: Event) {
+    pub(crate) async fn publish(&self, e: ApprovalEvent) {
         let _ = self.tx.send(e.clone());
         if let Some(pool) = &self.pg {
             let payload = encode(&e, &self.instance);
@@ -90,19 +90,19 @@ impl Hub {
     }
 }
 
-fn encode(e: &Event, instance: &str) -> String {
+fn encode(e: &ApprovalEvent, instance: &str) -> String {
     match e {
-        Event::Opened(id) => format!("opened:{id}:{instance}"),
-        Event::Decided(id) => format!("decided:{id}:{instance}"),
+        ApprovalEvent::Opened(id) => format!("opened:{id}:{instance}"),
+        ApprovalEvent::Decided(id) => format!("decided:{id}:{instance}"),
     }
 }
 
-fn decode(payload: &str) -> Option<(Event, &str)> {
+fn decode(payload: &str) -> Option<(ApprovalEvent, &str)> {
     let (kind, rest) = payload.split_once(':')?;
     let (id, instance) = rest.rsplit_once(':')?;
     let e = match kind {
-        "opened" => Event::Opened(id.to_string()),
-        "decided" => Event::Decided(id.to_string()),
+        "opened" => ApprovalEvent::Opened(id.to_string()),
+        "decided" => ApprovalEvent::Decided(id.to_string()),
         _ => return None,
     };
     Some((e, instance))
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn payload_round_trip() {
-        let e = Event::Decided("apr-1".into());
+        let e = ApprovalEvent::Decided("apr-1".into());
         let p = encode(&e, "n1-ab");
         assert_eq!(p, "decided:apr-1:n1-ab");
         assert_eq!(decode(&p), Some((e, "n1-ab")));

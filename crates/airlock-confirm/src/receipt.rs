@@ -80,6 +80,21 @@ pub fn payload_matches(r: &Receipt, payload: &str) -> Result<(), String> {
             r.tool
         ));
     }
+    // An event's payload is the tool-shaped record of its kind (a refusal keeps the refused
+    // tool's name); a receipt marked as one kind of event cannot carry another's record.
+    if let (Some(kind), Action::Tool { tool, .. }) = (r.event, &action) {
+        let named = airlock_ledger::EventKind::of_legacy_tool(tool);
+        let fits = match kind {
+            airlock_ledger::EventKind::Refusal => named.is_none(),
+            k => named == Some(k),
+        };
+        if !fits {
+            return Err(format!(
+                "it records tool {tool:?}, which is not a {} event",
+                kind.as_str()
+            ));
+        }
+    }
     let args = args_of(&action)
         .and_then(|a| hash_value(&a))
         .map_err(|e| e.to_string())?;
@@ -142,6 +157,7 @@ pub fn request(
             approvers: ctx.approvers.clone(),
             policy_sha256: ctx.policy_sha256.clone(),
             output_sha256: ctx.output_sha256.clone(),
+            event: None,
         },
         payload: Some(payload),
     })

@@ -13,7 +13,7 @@ use airlock_policy::Confirmers;
 use airlock_store::Transition;
 
 use crate::broker::Broker;
-use crate::model::{Approval, Choice, Event, LlmResult, LlmReview};
+use crate::model::{Approval, ApprovalEvent, Choice, LlmResult, LlmReview};
 use crate::view::approval_of;
 
 /// The confirmers an ask at `tier` gets: the policy's, except that nobody confirming is only
@@ -119,12 +119,18 @@ impl Broker {
             }
             (Confirmers::Llm, _) => {
                 // Escalated: now a person decides.
-                self.inner.hub.publish(Event::Opened(id.to_string())).await;
+                self.inner
+                    .hub
+                    .publish(ApprovalEvent::Opened(id.to_string()))
+                    .await;
                 self.ask_person(approval_of(&row)?);
             }
             _ => {
                 // Both factors: the review is recorded; the person still decides.
-                self.inner.hub.publish(Event::Opened(id.to_string())).await;
+                self.inner
+                    .hub
+                    .publish(ApprovalEvent::Opened(id.to_string()))
+                    .await;
             }
         }
         Ok(())

@@ -12,7 +12,7 @@ use airlock_store::{ApprovalRow, LedgerStore, Transition};
 use crate::ConfirmError;
 use crate::broker::Broker;
 use crate::metrics::inc;
-use crate::model::{AnswerScope, ApprovalStatus, Event};
+use crate::model::{AnswerScope, ApprovalEvent, ApprovalStatus};
 use crate::receipt::{RecordContext, request};
 use crate::view::{SILENCE, approval_of, confirmers_of};
 
@@ -54,7 +54,10 @@ impl Broker {
                 tracing::warn!(error = %e, approval = %row.id, "receipt not recorded yet");
             }
         }
-        self.inner.hub.publish(Event::Decided(row.id.clone())).await;
+        self.inner
+            .hub
+            .publish(ApprovalEvent::Decided(row.id.clone()))
+            .await;
         Ok(true)
     }
 

@@ -19,7 +19,7 @@ use crate::ConfirmError;
 use crate::broker::{Broker, action_sha256};
 use crate::decide::decide;
 use crate::metrics::inc;
-use crate::model::{Event, Outcome, Submission};
+use crate::model::{ApprovalEvent, Outcome, Submission};
 use crate::receipt::{RecordContext, args_of, random_hex, random_id, request};
 use crate::route::confirmers_for;
 use crate::view::{approval_of, immediate, internal_finding};
@@ -277,7 +277,10 @@ impl Broker {
         let approval = approval_of(&stored)?;
         if inserted {
             inc(&self.inner.counters.pending_opened);
-            self.inner.hub.publish(Event::Opened(id.clone())).await;
+            self.inner
+                .hub
+                .publish(ApprovalEvent::Opened(id.clone()))
+                .await;
             if confirm.person() {
                 self.ask_person(approval.clone());
             }

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use airlock_confirm::{ApprovalStatus, BrokerConfig, ConfirmError, Event, Status};
+use airlock_confirm::{ApprovalEvent, ApprovalStatus, BrokerConfig, ConfirmError, Status};
 use airlock_store::Transition;
 use airlock_testkit::PgDb;
 
@@ -149,7 +149,10 @@ async fn an_answer_on_one_node_releases_the_waiter_on_another() {
         .unwrap()
         .approval
         .unwrap();
-    assert_eq!(events_a.recv().await.unwrap(), Event::Opened(id.clone()));
+    assert_eq!(
+        events_a.recv().await.unwrap(),
+        ApprovalEvent::Opened(id.clone())
+    );
     // B sees the approval A opened.
     let seen = b.approval(&id).await.unwrap();
     let waiter = {
@@ -171,7 +174,7 @@ async fn an_answer_on_one_node_releases_the_waiter_on_another() {
     // A's subscribers saw B's decision.
     let ev = tokio::time::timeout(Duration::from_secs(2), async {
         loop {
-            if let Event::Decided(x) = events_a.recv().await.unwrap() {
+            if let ApprovalEvent::Decided(x) = events_a.recv().await.unwrap() {
                 return x;
             }
         }

@@ -5,7 +5,6 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 use thiserror::Error;
 
 /// An error answered to a client.
@@ -14,17 +13,6 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
-}
-
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
-}
-
-#[derive(Serialize)]
-struct Inner<'a> {
-    code: &'a str,
-    message: &'a str,
 }
 
 impl ApiError {
@@ -82,10 +70,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body {
-            error: Inner {
-                code: self.code,
-                message: &self.message,
+        let body = airlock_wire::ErrorBody {
+            error: airlock_wire::ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
             },
         };
         (self.status, Json(body)).into_response()

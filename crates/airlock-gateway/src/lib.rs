@@ -2,20 +2,20 @@
 //! inbox with live updates, bearer-token auth with roles, Prometheus metrics and the OpenAPI
 //! document. It knows nothing of rules: every decision is the approval broker's
 //! (`airlock-confirm`); this crate turns HTTP into broker calls and broker answers into HTTP,
-//! and refuses bad input with a stable code before anything is recorded.
+//! and refuses bad input with a stable code before anything is recorded. Other surfaces (the
+//! OpenAI-compatible proxy, `airlock-proxy`) are mounted beside it by the binary
+//! ([`router_with`]); this crate does not know them.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod api;
 pub mod auth;
 mod error;
-mod extract;
+pub mod extract;
 mod inbox;
-pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 mod proof;
-pub mod proxy;
 pub mod roots;
 mod routes;
 mod state;
@@ -30,7 +30,7 @@ use axum::extract::DefaultBodyLimit;
 
 pub use auth::{Auth, Caller, NewToken, Role, TokenInfo};
 pub use error::{ApiError, GatewayError};
-pub use state::{AppState, DEFAULT_MAX_BODY, DEFAULT_PORT, ServeConfig};
+pub use state::{AppState, DEFAULT_MAX_BODY, DEFAULT_PORT, MetricSource, ServeConfig};
 
 /// Every route the server answers, with its methods, as registered.
 pub fn routes() -> Vec<(&'static str, &'static str)> {
@@ -45,10 +45,15 @@ fn build() -> routes::Routes {
 
 /// The whole application over `state` (for `serve` and in-process tests).
 pub fn router(state: AppState) -> Router {
-    let (mut r, _) = build().into_parts();
-    if let Some(p) = &state.proxy {
-        r = proxy::mount(r, p);
-    }
+    router_with(state, Router::new())
+}
+
+/// The application with `extra` routes of another surface (the proxy's) mounted beside the
+/// gateway's, under the same layers: auth is per handler, and metrics, tracing and answer
+/// proofs cover them too.
+pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
+    let (r, _) = build().into_parts();
+    let r = r.merge(extra);
     let max_body = state.config.max_body;
     r.fallback(api::no_route)
         .layer(DefaultBodyLimit::max(max_body))
@@ -87,7 +92,17 @@ pub async fn serve_with(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), GatewayError> {
-    let app = router(state.clone());
+    serve_with_routes(listener, state, Router::new(), shutdown).await
+}
+
+/// [`serve_with`], with another surface's routes mounted beside the gateway's ([`router_with`]).
+pub async fn serve_with_routes(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    extra: Router<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), GatewayError> {
+    let app = router_with(state.clone(), extra);
     let stopper = state.clone();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {

@@ -1,4 +1,5 @@
-//! What every handler shares: the broker, token auth, settings, HTTP counters, and a shutdown
+//! What every handler shares: the broker, token auth, settings, HTTP counters (and other
+//! surfaces' counters for `/metrics`), and a shutdown
 //! signal that ends long-polls and event streams so a graceful shutdown does not hang on them.
 
 use std::net::SocketAddr;
@@ -44,6 +45,9 @@ impl ServeConfig {
     }
 }
 
+/// Prometheus text from a surface mounted beside the gateway.
+pub type MetricSource = Arc<dyn Fn() -> String + Send + Sync>;
+
 /// The handlers' shared state.
 #[derive(Clone)]
 pub struct AppState {
@@ -51,8 +55,9 @@ pub struct AppState {
     pub auth: Auth,
     pub config: Arc<ServeConfig>,
     pub metrics: Arc<HttpMetrics>,
-    /// The OpenAI-compatible proxy, when an upstream is configured.
-    pub proxy: Option<Arc<crate::proxy::Proxy>>,
+    /// Prometheus lines of the surfaces mounted beside the gateway (the proxy's counters),
+    /// appended to `/metrics`.
+    pub metric_sources: Vec<MetricSource>,
     /// The key answers are proved with (`daemon.key`), when this gateway has one.
     pub answer_key: Option<Arc<airlock_hook::proof::DaemonKey>>,
     shutdown_tx: Arc<watch::Sender<bool>>,
@@ -67,16 +72,16 @@ impl AppState {
             auth,
             config: Arc::new(config),
             metrics: Arc::new(HttpMetrics::default()),
-            proxy: None,
+            metric_sources: Vec::new(),
             answer_key: None,
             shutdown_tx: Arc::new(tx),
             shutdown: rx,
         }
     }
 
-    /// Serves the OpenAI-compatible proxy too.
-    pub fn with_proxy(mut self, proxy: crate::proxy::Proxy) -> AppState {
-        self.proxy = Some(Arc::new(proxy));
+    /// Appends another surface's Prometheus lines to `/metrics`.
+    pub fn with_metrics(mut self, source: MetricSource) -> AppState {
+        self.metric_sources.push(source);
         self
     }
 

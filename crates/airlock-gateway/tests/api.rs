@@ -413,6 +413,61 @@ async fn session_approval_creates_a_revocable_grant() {
     s.stop().await;
 }
 
+/// A grant revoked through the REST API leaves the same grant-event receipt as `airlock grant
+/// revoke`: marked as an event, naming the person, and the ledger still verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_revoked_through_rest_is_a_grant_event_receipt() {
+    let s = start().await;
+    let c = client();
+    let (_, out) = post(&c, &s.u("/v1/actions"), &s.agent, asking("s9")).await;
+    let id = out["id"].as_str().unwrap().to_string();
+    let answer = json!({"decision": "approve", "scope": "session"});
+    let (st, v) = post(
+        &c,
+        &s.u(&format!("/v1/approvals/{id}")),
+        &s.approver,
+        answer,
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    let (_, grants) = get(&c, &s.u("/v1/grants?session=s9"), &s.approver).await;
+    let gid = grants[0]["id"].as_str().unwrap().to_string();
+    let before = s.receipts().await.len();
+    let (st, v) = post(
+        &c,
+        &s.u(&format!("/v1/grants/{gid}/revoke")),
+        &s.approver,
+        json!({"reason": "done"}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    let receipts = s.receipts().await;
+    assert_eq!(receipts.len(), before + 1, "one receipt for the revocation");
+    let r = receipts.last().unwrap();
+    assert_eq!(r["event"], "grant", "{r}");
+    assert_eq!(r["tool"], "airlock.grant.revoke", "{r}");
+    assert_eq!(r["grant"], gid.as_str(), "{r}");
+    assert_eq!(r["session"], "grants", "{r}");
+    assert!(
+        r["principal"].as_str().unwrap().starts_with("person:"),
+        "{r}"
+    );
+    assert_eq!(r["reasons"][0]["code"], "GRANT_EVENT", "{r}");
+    // revoking again changes nothing and records nothing
+    let (st, _) = post(
+        &c,
+        &s.u(&format!("/v1/grants/{gid}/revoke")),
+        &s.approver,
+        json!({}),
+    )
+    .await;
+    assert_eq!(st, 409);
+    assert_eq!(s.receipts().await.len(), before + 1);
+    let (st, v) = get(&c, &s.u("/v1/ledger/verify"), &s.approver).await;
+    assert_eq!((st, v["ok"].as_bool()), (200, Some(true)), "{v}");
+    s.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_scan_ledger_health_metrics() {
     let s = start().await;

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
+use airlock_wire::{ActionAnswer, ActionStatus};
 use serde_json::{Value, json};
 
 use crate::endpoint::Endpoint;
@@ -115,16 +116,20 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
 }
 
 /// Submits and long-polls; `None` when the hook's budget ran out first.
-pub fn ask_daemon(t: &dyn Transport, body: &Value) -> anyhow::Result<Option<Value>> {
+pub fn ask_daemon(t: &dyn Transport, body: &Value) -> anyhow::Result<Option<ActionAnswer>> {
     let started = Instant::now();
-    let mut out = t.call("POST", "/v1/actions", Some(body), Duration::from_secs(10))?;
-    while out["status"] == "pending" {
+    let read = |v: Value| -> anyhow::Result<ActionAnswer> {
+        serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("the daemon's answer is not an action answer: {e}"))
+    };
+    let mut out = read(t.call("POST", "/v1/actions", Some(body), Duration::from_secs(10))?)?;
+    while out.status == ActionStatus::Pending {
         let left = BUDGET.saturating_sub(started.elapsed());
         if left < Duration::from_secs(1) {
             return Ok(None);
         }
         let wait = left.min(Duration::from_secs(30)).as_secs();
-        let id = out["id"].as_str().unwrap_or_default();
+        let id = out.id.as_str();
         if id.is_empty()
             || !id
                 .bytes()
@@ -133,19 +138,23 @@ pub fn ask_daemon(t: &dyn Transport, body: &Value) -> anyhow::Result<Option<Valu
             anyhow::bail!("the daemon answered a pending action without a usable id");
         }
         let path = format!("/v1/actions/{id}/wait?timeout={wait}");
-        out = t.call("GET", &path, None, Duration::from_secs(wait + 10))?;
+        out = read(t.call("GET", &path, None, Duration::from_secs(wait + 10))?)?;
     }
     Ok(Some(out))
 }
 
-/// The daemon's final answer, onto the local verdict. Only "allowed" allows; anything else
-/// that is not "denied" keeps the local ask.
-fn apply(mut verdict: Verdict, out: &Value) -> Verdict {
-    let message = out["message"].as_str().unwrap_or_default().to_string();
+/// The daemon's final answer, onto the local verdict. Only "allowed" allows; "denied" denies
+/// with its first reason's code.
+fn apply(mut verdict: Verdict, out: &ActionAnswer) -> Verdict {
+    let message = out.message.clone();
     let tier = verdict.assessment.tier;
-    let who = out["id"].as_str().unwrap_or("?");
-    match out["status"].as_str() {
-        Some("allowed") => {
+    let who = if out.id.is_empty() {
+        "?"
+    } else {
+        out.id.as_str()
+    };
+    match out.status {
+        ActionStatus::Allowed => {
             let f = Finding::new(
                 "daemon.approved",
                 ReasonCode::Approved,
@@ -161,13 +170,8 @@ fn apply(mut verdict: Verdict, out: &Value) -> Verdict {
             verdict.assessment = Assessment::from_findings(vec![f], Decision::Allow);
             verdict.assessment.tier = tier;
         }
-        Some("denied") => {
-            let code = out["reasons"]
-                .as_array()
-                .and_then(|r| r.first())
-                .and_then(|r| r["code"].as_str())
-                .and_then(ReasonCode::parse)
-                .unwrap_or(ReasonCode::ApprovalDenied);
+        ActionStatus::Denied => {
+            let code = out.first_code().unwrap_or(ReasonCode::ApprovalDenied);
             let f = Finding::new(
                 "daemon.denied",
                 code,
@@ -183,7 +187,7 @@ fn apply(mut verdict: Verdict, out: &Value) -> Verdict {
             verdict.assessment.reasons.insert(0, f);
             verdict.assessment.decision = Decision::Deny;
         }
-        _ => {}
+        ActionStatus::Pending => {}
     }
     verdict
 }

@@ -222,10 +222,11 @@ enum Kind {
     Unsupported,
 }
 
-/// Tool names across Claude Code, Codex, Gemini CLI and Copilot, lowercased.
+/// Tool names across Claude Code, Codex, Gemini CLI and Copilot, lowercased. Shell tools are
+/// the one list the proxy and the MCP gateway read too (`airlock_wire::SHELL_TOOLS`).
 fn kind(name: &str, args: &Map<String, Value>) -> Kind {
     match name {
-        "bash" | "run_shell_command" | "shell" | "exec_command" | "local_shell" => Kind::Shell,
+        n if airlock_wire::is_shell_tool(n) => Kind::Shell,
         // Copilot's editor tool also views files.
         "str_replace_editor" | "str_replace_based_edit_tool"
             if args.get("command").and_then(Value::as_str) == Some("view") =>
@@ -640,6 +641,14 @@ mod tests {
         assert_eq!(v.assessment.decision, Decision::Deny);
         let v = decide("apply_patch", json!({"input": "garbage"}));
         assert_eq!(v.assessment.decision, Decision::Ask);
+    }
+
+    #[test]
+    fn shell_tools_are_the_shared_list() {
+        for name in airlock_wire::SHELL_TOOLS {
+            assert!(matches!(kind(name, &Map::new()), Kind::Shell), "{name}");
+        }
+        assert!(!matches!(kind("write_file", &Map::new()), Kind::Shell));
     }
 
     #[test]

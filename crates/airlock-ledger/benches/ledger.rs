@@ -39,6 +39,7 @@ fn request(i: u64, sessions: u64) -> NewReceipt {
         approvers: vec![],
         policy_sha256: sha256_hex(b"policy"),
         output_sha256: None,
+        event: None,
     }
 }
 

@@ -20,7 +20,7 @@ pub mod verify;
 pub use error::LedgerError;
 pub use keys::{KeyRole, LedgerKey};
 pub use merkle::{Checkpoint, ConsistencyDoc, InclusionDoc, MerkleLog};
-pub use receipt::{NewReceipt, Prepared, ReasonRef, Receipt, Sealed};
+pub use receipt::{EventKind, NewReceipt, Prepared, ReasonRef, Receipt, Sealed};
 pub use registry::{Registry, RegistryEvent};
 pub use verify::{Extra, LogVerifier, PayloadCheck, VerifyReport};
 

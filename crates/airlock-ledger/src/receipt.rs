@@ -39,6 +39,11 @@ pub struct Receipt {
     pub approvers: Vec<String>,
     pub args_sha256: String,
     pub decision: Decision,
+    /// Set when the receipt records an event (a scan verdict, a refusal before the policy, a
+    /// person's pin approval, a grant's life cycle) rather than a decision on an agent's
+    /// action; absent on decisions and on receipts written before events were marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<EventKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
     pub id: String,
@@ -78,6 +83,54 @@ pub struct NewReceipt {
     pub approvers: Vec<String>,
     pub policy_sha256: String,
     pub output_sha256: Option<String>,
+    /// `Some` for an event's receipt ([`EventKind`]); `None` for a decision.
+    #[serde(default)]
+    pub event: Option<EventKind>,
+}
+
+/// What kind of event a receipt records, when it records no decision on an agent's action.
+/// Readers (`ledger verify`, `ledger replay`) tell events from decisions by this field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A verdict of the text scanner (an MCP server's answer, an inbound message, `POST /v1/scan`).
+    Scan,
+    /// A tool call refused before the policy saw it (its arguments could not be read).
+    Refusal,
+    /// A model request refused because the agent's budget for the period is spent.
+    BudgetRefusal,
+    /// A person re-approved the changed definition of a quarantined MCP tool.
+    PinApproval,
+    /// A grant was created, confirmed or revoked, or a session's grants ended.
+    Grant,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Scan => "scan",
+            EventKind::Refusal => "refusal",
+            EventKind::BudgetRefusal => "budget_refusal",
+            EventKind::PinApproval => "pin_approval",
+            EventKind::Grant => "grant",
+        }
+    }
+
+    /// The event a receipt written before the `event` field recorded, from its exact tool
+    /// name (those receipts named events as tools). A refusal kept the refused tool's name and
+    /// is not recognised: it reads as the decision it also was, a deny.
+    pub fn of_legacy_tool(tool: &str) -> Option<EventKind> {
+        match tool {
+            "airlock.scan" | "airlock.proxy.inbound_text" => Some(EventKind::Scan),
+            "airlock.proxy.request" => Some(EventKind::BudgetRefusal),
+            "airlock.mcp.approve_tool" => Some(EventKind::PinApproval),
+            "airlock.grant.add"
+            | "airlock.grant.confirm"
+            | "airlock.grant.revoke"
+            | "airlock.grant.end_session" => Some(EventKind::Grant),
+            _ => None,
+        }
+    }
 }
 
 /// The receipt id for a request id: deterministic, so the same request always names the same
@@ -171,6 +224,7 @@ impl NewReceipt {
             approvers: self.approvers.clone(),
             policy_sha256: self.policy_sha256.clone(),
             output_sha256: self.output_sha256.clone(),
+            event: self.event,
             key_id: key.id().to_string(),
             sig: "0".repeat(SIG_HEX_LEN),
         };
@@ -320,7 +374,21 @@ impl Receipt {
         if let Err(e) = time::check("receipt time", &self.time) {
             return bad(e.to_string());
         }
+        if self.event.is_some() && (self.action != ActionKind::Tool || self.tool.is_none()) {
+            return bad("an event's receipt records a tool-shaped action with its name".into());
+        }
         Ok(())
+    }
+
+    /// The event this receipt records, if it records one: its `event` field, or for a receipt
+    /// written before that field, the event its tool name stood for.
+    pub fn event_kind(&self) -> Option<EventKind> {
+        self.event.or_else(|| {
+            self.tool
+                .as_deref()
+                .filter(|_| self.action == ActionKind::Tool)
+                .and_then(EventKind::of_legacy_tool)
+        })
     }
 
     /// Checks the signature with the given key (the caller chose the key valid at `self.time`).
@@ -358,6 +426,7 @@ pub(crate) mod tests {
             approvers: vec![],
             policy_sha256: sha256_hex(b"policy"),
             output_sha256: None,
+            event: None,
         }
     }
 
@@ -437,7 +506,9 @@ pub(crate) mod tests {
         let minimal = sample("q", "s").seal(&k, 1, None, 0, t.clone()).unwrap();
         assert_eq!(keys(&minimal), required);
         let mut n = sample("q", "s");
+        n.action = ActionKind::Tool;
         n.tool = Some("mcp__fs__read".into());
+        n.event = Some(EventKind::Refusal);
         n.grant = Some("g".into());
         n.approvers = vec!["human:alice".into()];
         n.output_sha256 = Some(sha256_hex(b"o"));
@@ -460,6 +531,11 @@ pub(crate) mod tests {
             let k = LedgerKey::from_secret(&[7; 32]);
             let mut n = sample("q", &session);
             n.principal = principal;
+            // an event's receipt names its tool; `event` sorts between `decision` and `grant`
+            n.event = tool.as_ref().and_then(|_| (lamport % 2 == 0).then_some(EventKind::Scan));
+            if n.event.is_some() {
+                n.action = ActionKind::Tool;
+            }
             n.tool = tool;
             n.approvers = approvers;
             n.reasons = vec![ReasonRef { code: "RULE_MATCH".into(), rule }];
@@ -475,6 +551,46 @@ pub(crate) mod tests {
             proptest::prop_assert_eq!(s.hash, r.hash().unwrap());
             proptest::prop_assert_eq!(s.receipt, r);
         }
+    }
+
+    #[test]
+    fn events_are_marked_by_type_and_old_receipts_still_read() {
+        let k = LedgerKey::from_secret(&[7; 32]);
+        let mut n = sample("ev", "s");
+        n.action = ActionKind::Tool;
+        n.tool = Some("airlock.scan".into());
+        let old = n
+            .seal(&k, 1, None, 0, "2026-11-22T14:18:30.000Z".into())
+            .unwrap();
+        let bytes = String::from_utf8(old.canonical_bytes().unwrap()).unwrap();
+        assert!(!bytes.contains("\"event\""), "no field when unset: {bytes}");
+        assert_eq!(old.event_kind(), Some(EventKind::Scan), "legacy name");
+        n.event = Some(EventKind::PinApproval);
+        n.tool = Some("anything".into());
+        let new = n
+            .seal(&k, 1, None, 0, "2026-11-22T14:18:30.000Z".into())
+            .unwrap();
+        let bytes = new.canonical_bytes().unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains("\"event\":\"pin_approval\""));
+        assert_eq!(
+            Receipt::parse(&bytes).unwrap().event_kind(),
+            Some(EventKind::PinApproval)
+        );
+        // a decision on a tool whose name merely starts like an event is no event
+        n.event = None;
+        n.tool = Some("airlock.grant.something_else".into());
+        let r = n
+            .seal(&k, 1, None, 0, "2026-11-22T14:18:30.000Z".into())
+            .unwrap();
+        assert_eq!(r.event_kind(), None);
+        // an event must name the tool-shaped action it carries
+        n.event = Some(EventKind::Grant);
+        n.action = ActionKind::Shell;
+        n.tool = None;
+        assert!(
+            n.seal(&k, 1, None, 0, "2026-11-22T14:18:30.000Z".into())
+                .is_err()
+        );
     }
 
     #[test]

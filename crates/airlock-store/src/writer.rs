@@ -819,6 +819,7 @@ mod tests {
                 approvers: vec![],
                 policy_sha256: airlock_ledger::canonical::sha256_hex(b"policy"),
                 output_sha256: None,
+                event: None,
             },
             payload: None,
         }

@@ -30,19 +30,19 @@ pub fn init_tls() {
 
 /// An error the daemon answered with: its HTTP status, stable code and message.
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub struct DaemonRefusal {
     pub status: u16,
     pub code: String,
     pub message: String,
 }
 
-impl std::fmt::Display for ApiError {
+impl std::fmt::Display for DaemonRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({}): {}", self.code, self.status, self.message)
     }
 }
 
-impl std::error::Error for ApiError {}
+impl std::error::Error for DaemonRefusal {}
 
 /// A thin JSON client for the REST API (cheap to clone: the connection pool is shared).
 #[derive(Clone)]
@@ -162,11 +162,15 @@ impl Client {
         if (200..300).contains(&status) {
             return Ok(value);
         }
-        let err = &value["error"];
-        Err(ApiError {
+        // the daemon's errors are `airlock_wire::ErrorBody`; anything else is a bare HTTP error
+        let (code, message) = match serde_json::from_value::<airlock_wire::ErrorBody>(value) {
+            Ok(b) => (b.error.code, b.error.message),
+            Err(_) => ("HTTP_ERROR".to_string(), String::new()),
+        };
+        Err(DaemonRefusal {
             status,
-            code: err["code"].as_str().unwrap_or("HTTP_ERROR").to_string(),
-            message: err["message"].as_str().unwrap_or("").to_string(),
+            code,
+            message,
         }
         .into())
     }

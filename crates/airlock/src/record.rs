@@ -67,40 +67,16 @@ pub fn record_blocking(action: &Action, a: &Assessment, ctx: &RecordContext) -> 
     rt.block_on(record_once(action, a, ctx))
 }
 
-/// Records one grant life-cycle event (`airlock.grant.add`, `.confirm`, `.revoke`,
-/// `.end_session`) with the person who caused it; inside an async one-shot command.
-pub async fn record_grant_event(
-    event: &str,
-    details: serde_json::Value,
-    grant: Option<&str>,
-    person: &str,
-) -> Result<Receipt> {
-    use airlock_core::{Decision, Finding, ReasonCode, Severity, Tier};
-    let action = Action::Tool {
-        tool: format!("airlock.grant.{event}"),
-        arguments: details,
-    };
-    let a = Assessment::from_findings(
-        vec![Finding::new(
-            format!("grant.{event}"),
-            ReasonCode::GrantEvent,
-            Decision::Allow,
-            Tier::Safe,
-            Severity::Info,
-            format!("grant {event} by {person}"),
-        )],
-        Decision::Allow,
-    );
-    let mut ctx = RecordContext::from_env();
-    ctx.session = "grants".into();
-    ctx.principal = person.to_string();
-    ctx.grant = grant.map(str::to_string);
-    ctx.approvers = vec![person.to_string()];
-    record_once(&action, &a, &ctx).await
-}
-
 /// Opens the configured ledger, records one action, and closes it.
 pub async fn record_once(action: &Action, a: &Assessment, ctx: &RecordContext) -> Result<Receipt> {
+    let ledger = open_ledger().await?;
+    let r = record(&ledger, action, a, ctx).await;
+    ledger.close().await;
+    r
+}
+
+/// Opens the configured ledger for a one-shot command.
+pub async fn open_ledger() -> Result<Ledger> {
     {
         let opts = store_options();
         // A one-shot process signs checkpoints by count only; time-based ones are the
@@ -110,11 +86,8 @@ pub async fn record_once(action: &Action, a: &Assessment, ctx: &RecordContext) -
             checkpoint_interval: std::time::Duration::from_secs(365 * 86_400),
             ..LedgerConfig::default()
         };
-        let ledger = Ledger::open(&opts, config)
+        Ledger::open(&opts, config)
             .await
-            .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))?;
-        let r = record(&ledger, action, a, ctx).await;
-        ledger.close().await;
-        r
+            .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))
     }
 }

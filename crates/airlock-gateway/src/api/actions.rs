@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
-use airlock_confirm::{ConfirmError, Outcome, Status, Submission};
-use airlock_core::{Action, Decision, Finding, Tier};
+use airlock_confirm::{ConfirmError, Submission};
+use airlock_core::Action;
 use airlock_ledger::canonical::{hash_value, sha256_hex};
 use airlock_ledger::receipt::receipt_id;
 use airlock_policy::Channel;
+use airlock_wire::ActionAnswer;
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::DECIDERS;
@@ -25,39 +26,6 @@ pub const MAX_WAIT_SECS: f64 = 120.0;
 const DEFAULT_WAIT_SECS: f64 = 30.0;
 const MAX_ID: usize = 128;
 const MAX_COMMAND: usize = 64 * 1024;
-
-/// What the agent gets back (the broker's outcome, absent fields left out).
-#[derive(Debug, Serialize)]
-pub struct OutcomeBody {
-    pub id: String,
-    pub status: Status,
-    pub decision: Decision,
-    pub tier: Tier,
-    pub reasons: Vec<Finding>,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receipt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deadline_ms: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
-}
-
-impl From<Outcome> for OutcomeBody {
-    fn from(o: Outcome) -> Self {
-        OutcomeBody {
-            id: o.id,
-            status: o.status,
-            decision: o.decision,
-            tier: o.tier,
-            reasons: o.reasons,
-            message: o.message,
-            receipt: o.receipt,
-            deadline_ms: o.deadline_ms,
-            approval: o.approval,
-        }
-    }
-}
 
 fn check_id(what: &str, v: &str) -> Result<(), ApiError> {
     if !crate::extract::is_label(v, MAX_ID) {
@@ -157,7 +125,7 @@ pub async fn submit(
     State(st): State<AppState>,
     caller: Caller,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<OutcomeBody>, ApiError> {
+) -> Result<Json<ActionAnswer>, ApiError> {
     caller.require(&[Role::Agent], "submit actions (use an agent token)")?;
     let mut s = submission(&caller, body)?;
     crate::roots::confine(&st, &caller, &mut s).await?;
@@ -200,7 +168,7 @@ pub async fn outcome(
     State(st): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<OutcomeBody>, ApiError> {
+) -> Result<Json<ActionAnswer>, ApiError> {
     visible(&st, &caller, &id).await?;
     Ok(Json(st.broker.outcome(&id).await?.into()))
 }
@@ -233,7 +201,7 @@ pub async fn wait(
     caller: Caller,
     Path(id): Path<String>,
     q: Result<Query<WaitQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<OutcomeBody>, ApiError> {
+) -> Result<Json<ActionAnswer>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::bad_request("INVALID_REQUEST", e.body_text()))?;
     let timeout = wait_timeout(&q)?;
     visible(&st, &caller, &id).await?;

@@ -1,4 +1,5 @@
-//! Grants: list (approvers and admins) and revoke (cascading to what was forwarded from them).
+//! Grants: list (approvers and admins) and revoke (cascading to what was forwarded from them,
+//! and recorded as a grant event naming the person).
 
 use airlock_grants::{Grant, GrantError, ListFilter};
 use axum::Json;
@@ -74,12 +75,19 @@ pub async fn revoke_grant(
             "reason is limited to 1000 bytes",
         ));
     }
-    let n = st
-        .broker
-        .book()
-        .revoke(id, &reason)
-        .await
-        .map_err(grant_error)?;
+    // revoked and recorded as one use-case, as `airlock grant revoke` does
+    let n = airlock_confirm::grant_log::revoke(
+        st.broker.book(),
+        st.broker.ledger(),
+        id,
+        &reason,
+        &caller.name,
+    )
+    .await
+    .map_err(|e| match e {
+        airlock_confirm::ConfirmError::Grant(g) => grant_error(g),
+        other => ApiError::internal(other),
+    })?;
     if n == 0 {
         return Err(ApiError::conflict(
             "ALREADY_REVOKED",

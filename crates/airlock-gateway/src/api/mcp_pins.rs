@@ -2,7 +2,8 @@
 //! quarantined tool now presents (so the person reads what changed, not a hash), and
 //! `POST /v1/mcp/pins/{server}/{tool}/approve` re-approves one. The approval names the hash the
 //! person reviewed: a definition that changed again meanwhile is not approved (409). It is a
-//! receipt naming the person, written before the pin moves. Approvers and admins only.
+//! receipt naming the person, written before the pin moves (`airlock_confirm::approve_pin`, the
+//! use-case the inbox and the CLI share). Approvers and admins only.
 
 use airlock_store::PinRow;
 use axum::Json;
@@ -13,8 +14,9 @@ use serde_json::{Value, json};
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::mcp::pins::{self, NotApprovable};
 use crate::state::AppState;
+use airlock_confirm::PinApprovalError;
+use airlock_confirm::pins;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,52 +110,19 @@ pub(crate) async fn approve_pin(
             "sha256 must be 64 lowercase hex digits (the pending_sha256 you reviewed)",
         ));
     }
-    let db = st.broker.ledger().db();
-    let row = db
-        .mcp_pin_get(server, tool)
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(|| ApiError::not_found(format!("no pin for {tool} ({server})")))?;
-    match pins::approvable(&row, Some(sha256)) {
-        Ok(_) => {}
-        Err(NotApprovable::NotQuarantined) => {
-            return Err(ApiError::conflict(
-                "NOT_QUARANTINED",
-                format!("{tool} ({server}) is not quarantined"),
-            ));
+    let ledger = st.broker.ledger();
+    match pins::approve_pin(ledger, server, tool, Some(sha256), &caller.name).await {
+        Ok(done) => Ok(done.receipt),
+        Err(e @ PinApprovalError::NoPin { .. }) => Err(ApiError::not_found(e.to_string())),
+        Err(e @ PinApprovalError::BadHash) => {
+            Err(ApiError::bad_request("INVALID_REQUEST", e.to_string()))
         }
-        Err(NotApprovable::Changed { .. }) => {
-            return Err(ApiError::conflict(
-                "PIN_CHANGED",
-                format!(
-                    "{tool} ({server}) now presents another definition than the one you reviewed; read it again"
-                ),
-            ));
+        Err(e @ PinApprovalError::NotQuarantined { .. }) => {
+            Err(ApiError::conflict("NOT_QUARANTINED", e.to_string()))
         }
+        Err(e @ (PinApprovalError::Changed { .. } | PinApprovalError::ChangedMeanwhile { .. })) => {
+            Err(ApiError::conflict("PIN_CHANGED", e.to_string()))
+        }
+        Err(PinApprovalError::Failed(e)) => Err(ApiError::internal(e)),
     }
-    let (action, assessment) = pins::approval(server, tool, sha256, &row.sha256, &caller.name);
-    let receipt = crate::proxy::record::record_by(
-        &st.broker,
-        &caller.name,
-        pins::SESSION,
-        &action,
-        &assessment,
-        "mcp-pin-approval",
-        vec![caller.name.clone()],
-    )
-    .await
-    .map_err(ApiError::internal)?;
-    let moved = db
-        .mcp_pin_approve(server, tool, sha256, airlock_grants::system_now_ms())
-        .await
-        .map_err(ApiError::internal)?;
-    if !moved {
-        return Err(ApiError::conflict(
-            "PIN_CHANGED",
-            format!(
-                "{tool} ({server}) changed while it was approved; read it again (receipt {receipt} records your approval of the definition you reviewed)"
-            ),
-        ));
-    }
-    Ok(receipt)
 }

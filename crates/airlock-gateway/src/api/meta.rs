@@ -24,8 +24,8 @@ pub async fn metrics(State(st): State<AppState>, caller: Caller) -> Result<Respo
     let mut out = String::new();
     st.metrics.render(&mut out);
     out.push_str(&st.broker.metrics().to_prometheus());
-    if let Some(p) = &st.proxy {
-        out.push_str(&p.to_prometheus());
+    for source in &st.metric_sources {
+        out.push_str(&source());
     }
     Ok((
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],

@@ -78,18 +78,23 @@ pub async fn scan(
     .map_err(ApiError::internal)?;
     let mut out = serde_json::to_value(&result).map_err(ApiError::internal)?;
     if let (Some(spec), Some(handling)) = (&req.record, handling) {
-        let id = crate::proxy::record::scanned(
-            &st.broker,
-            &caller.name,
-            &spec.session,
+        let origin = airlock_confirm::Origin {
+            agent: caller.name.clone(),
+            session: spec.session.clone(),
+        };
+        let event = airlock_confirm::Event::scan(
+            origin,
             &spec.source,
             dir,
             &text,
             result.verdict,
             &handling,
-        )
-        .await
-        .map_err(ApiError::internal)?;
+        );
+        let id = st
+            .broker
+            .record_event(&event)
+            .await
+            .map_err(ApiError::internal)?;
         out["receipt"] = Value::String(id);
     }
     Ok(Json(out))

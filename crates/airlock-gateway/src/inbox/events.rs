@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use airlock_confirm::Event;
+use airlock_confirm::ApprovalEvent;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -16,10 +16,10 @@ use super::harden;
 use super::session::InboxUser;
 use crate::state::AppState;
 
-fn to_sse(e: &Event) -> SseEvent {
+fn to_sse(e: &ApprovalEvent) -> SseEvent {
     let (kind, id) = match e {
-        Event::Opened(id) => ("opened", id),
-        Event::Decided(id) => ("decided", id),
+        ApprovalEvent::Opened(id) => ("opened", id),
+        ApprovalEvent::Decided(id) => ("decided", id),
     };
     SseEvent::default()
         .event("approval")

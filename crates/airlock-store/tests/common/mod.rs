@@ -24,6 +24,7 @@ pub fn request(request_id: &str, session: &str) -> AppendRequest {
             approvers: vec![],
             policy_sha256: sha256_hex(b"test policy"),
             output_sha256: None,
+            event: None,
         },
         payload: Some(serde_json::to_string(&payload).unwrap()),
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use crate::daemon::{ApiError, Client, person_endpoint};
+use crate::daemon::{Client, DaemonRefusal, person_endpoint};
 use airlock_grants::system_now_ms as now_ms;
 
 #[derive(clap::Args, Clone)]
@@ -318,7 +318,7 @@ fn report(r: Result<Value>) {
             v["id"].as_str().unwrap_or("?"),
             v["status"].as_str().unwrap_or("answered")
         ),
-        Err(e) => match e.downcast_ref::<ApiError>() {
+        Err(e) => match e.downcast_ref::<DaemonRefusal>() {
             Some(api) => println!("  → not taken: {api}"),
             None => println!("  → error: {e:#}"),
         },

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use airlock_confirm::grant_log;
 use airlock_core::{Action, ReasonCode};
 use airlock_grants::{
     ArgConstraint, Constraint, Grant, GrantBook, GrantConfig, GrantError, GrantKind, ListFilter,
@@ -155,6 +156,14 @@ pub fn run(args: Args) -> Result<u8> {
     })
 }
 
+/// A grant book's refusal stays a `GrantError` (its exit code is `EXIT_REFUSED`).
+fn grant_error(e: airlock_confirm::ConfirmError) -> anyhow::Error {
+    match e {
+        airlock_confirm::ConfirmError::Grant(g) => g.into(),
+        other => other.into(),
+    }
+}
+
 fn refusal(e: &GrantError) -> bool {
     !matches!(e.code(), ReasonCode::InternalError)
 }
@@ -229,14 +238,10 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         }
         What::Confirm { id, by } => {
             let who = person(by)?;
-            let g = book.confirm(&id, &who).await?;
-            crate::record::record_grant_event(
-                "confirm",
-                serde_json::to_value(&g)?,
-                Some(&g.id),
-                &format!("person:{who}"),
-            )
-            .await?;
+            let ledger = crate::record::open_ledger().await?;
+            let g = grant_log::confirm(book, &ledger, &id, &who).await;
+            ledger.close().await;
+            let g = g.map_err(grant_error)?;
             println!(
                 "confirmed {} by {}",
                 g.id,
@@ -246,17 +251,10 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         }
         What::Revoke { id, reason } => {
             let before = book.show(&id).await?;
-            let n = book.revoke(&id, &reason).await?;
-            if n > 0 {
-                let who = operator();
-                crate::record::record_grant_event(
-                    "revoke",
-                    serde_json::json!({"id": id, "reason": reason, "revoked": n}),
-                    Some(&id),
-                    &format!("person:{who}"),
-                )
-                .await?;
-            }
+            let ledger = crate::record::open_ledger().await?;
+            let n = grant_log::revoke(book, &ledger, &id, &reason, &operator()).await;
+            ledger.close().await;
+            let n = n.map_err(grant_error)?;
             if n == 0 && before.revoked_at.is_some() {
                 println!("{id} was already revoked; nothing changed");
             } else {
@@ -269,15 +267,10 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
             Ok(0)
         }
         What::EndSession { session } => {
-            let n = book.end_session(&session).await?;
-            let who = operator();
-            crate::record::record_grant_event(
-                "end_session",
-                serde_json::json!({"session": session, "revoked": n}),
-                None,
-                &format!("person:{who}"),
-            )
-            .await?;
+            let ledger = crate::record::open_ledger().await?;
+            let n = grant_log::end_session(book, &ledger, &session, &operator()).await;
+            ledger.close().await;
+            let n = n.map_err(grant_error)?;
             println!("session {session} ended: {n} grant(s) revoked");
             Ok(0)
         }
@@ -365,14 +358,10 @@ async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
         req.expires_at = Some(book.now().saturating_add(ms));
     }
     let who = person(a.by)?;
-    let g = book.create(req, &who).await?;
-    crate::record::record_grant_event(
-        "add",
-        serde_json::to_value(&g)?,
-        Some(&g.id),
-        &format!("person:{who}"),
-    )
-    .await?;
+    let ledger = crate::record::open_ledger().await?;
+    let g = grant_log::create(book, &ledger, req, &who).await;
+    ledger.close().await;
+    let g = g.map_err(grant_error)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&g)?);
     } else {

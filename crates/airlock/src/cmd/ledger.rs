@@ -473,8 +473,8 @@ async fn replay(strict: bool) -> Result<u8> {
     let policy = crate::cmd::policy::PolicyArgs::default().load()?;
     let current_policy = policy.hash()?.to_string();
     let ctx = crate::cmd::policy::context_from_env();
-    let (mut same, mut differ, mut other_policy, mut skipped, mut bad_payload) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut same, mut differ, mut other_policy, mut skipped, mut bad_payload, mut events) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut from = 0u64;
     loop {
         let page = db.receipts(from, 5000).await?;
@@ -506,11 +506,10 @@ async fn replay(strict: bool) -> Result<u8> {
                 );
                 continue;
             }
-            // grant life-cycle records are not decisions to re-make
-            if let Action::Tool { tool, .. } = &action
-                && tool.starts_with("airlock.grant.")
-            {
-                skipped += 1;
+            // events (scan verdicts, refusals, pin approvals, grant records) are not decisions
+            // to re-make: the receipt says so by type (or, written before that, by its name)
+            if r.event_kind().is_some() {
+                events += 1;
                 continue;
             }
             if r.policy_sha256 != current_policy {
@@ -547,8 +546,9 @@ async fn replay(strict: bool) -> Result<u8> {
     }
     db.close().await;
     println!(
-        "replayed {} actions: {same} same, {differ} differ; {skipped} not re-decided (no stored payload, or a grant record); {bad_payload} with a payload that does not match",
-        same + differ
+        "replayed {} actions: {same} same, {differ} differ; {} not re-decided ({skipped} without a stored payload, {events} events); {bad_payload} with a payload that does not match",
+        same + differ,
+        skipped + events
     );
     if other_policy > 0 {
         println!(

@@ -1,6 +1,6 @@
 //! `airlock mcp`: the MCP gateway's commands. `wrap` is what an MCP client launches instead of
 //! a server: it starts the real server as its child and relays JSON-RPC between them through
-//! `airlock_gateway::mcp::relay`, so tools are hidden, pinned and decided on the way.
+//! `airlock_mcp::relay`, so tools are hidden, pinned and decided on the way.
 //! `approve-tool` lets a person accept a changed tool definition; `pins` lists them.
 //!
 //! Calls are decided by the running daemon (`airlock serve`, found like the hooks find it), not
@@ -13,16 +13,17 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use airlock_confirm::PinApprovalError;
 use airlock_confirm::PolicyProvider;
-use airlock_gateway::mcp::pins::{self, NotApprovable};
-use airlock_gateway::mcp::{Call, Decider, Gateway, McpConfig, Ruling, ScanCall, Scanned, gate};
+use airlock_confirm::pins;
+use airlock_mcp::{Call, CallRuling, Decider, Gateway, McpConfig, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
 use airlock_store::Db;
+use airlock_wire::{ActionAnswer, ActionStatus};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::daemon::{Client, Endpoint};
-use airlock_grants::system_now_ms as now_ms;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -148,45 +149,40 @@ async fn approve_tool(
             "--sha256 must be 64 lowercase hex digits (the pending hash `airlock mcp pins` shows)"
         );
     }
-    let db = open_db().await?;
-    let Some(row) = db.mcp_pin_get(&server, &tool).await? else {
-        eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
-        return Ok(1);
-    };
-    let pending = match pins::approvable(&row, sha256.as_deref()) {
-        Ok(p) => p,
-        Err(NotApprovable::NotQuarantined) => {
-            eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
-            return Ok(1);
+    // checked, recorded (naming the person) and moved as the REST API and the inbox do
+    let ledger = crate::record::open_ledger().await?;
+    let r = airlock_confirm::approve_pin(&ledger, &server, &tool, sha256.as_deref(), &person).await;
+    ledger.close().await;
+    match r {
+        Ok(done) => {
+            println!(
+                "approved the new definition of {tool} ({server}, {}); it is usable again (receipt {})",
+                done.approved_sha256, done.receipt
+            );
+            Ok(0)
         }
-        Err(NotApprovable::Changed { presented }) => {
+        Err(PinApprovalError::NoPin { .. }) => {
+            eprintln!("airlock: nothing to approve: no pin for {server}/{tool}");
+            Ok(1)
+        }
+        Err(PinApprovalError::NotQuarantined { .. }) => {
+            eprintln!("airlock: nothing to approve: {server}/{tool} is not quarantined");
+            Ok(1)
+        }
+        Err(PinApprovalError::Changed { presented, .. }) => {
             eprintln!(
                 "airlock: {server}/{tool} now presents another definition ({presented}) than the one you reviewed; read it again with `airlock mcp pins`"
             );
-            return Ok(1);
+            Ok(1)
         }
-    };
-    // The approval is recorded (naming the person) before the pin moves.
-    let (action, assessment) = pins::approval(&server, &tool, &pending, &row.sha256, &person);
-    let mut ctx = crate::record::RecordContext::from_env();
-    ctx.session = pins::SESSION.into();
-    ctx.principal = person.clone();
-    ctx.approvers = vec![person];
-    let receipt = crate::record::record_once(&action, &assessment, &ctx).await?;
-    if db
-        .mcp_pin_approve(&server, &tool, &pending, now_ms())
-        .await?
-    {
-        println!(
-            "approved the new definition of {tool} ({server}, {pending}); it is usable again (receipt {})",
-            receipt.id
-        );
-        Ok(0)
-    } else {
-        eprintln!(
-            "airlock: {server}/{tool} changed again while it was approved; read it again with `airlock mcp pins`"
-        );
-        Ok(1)
+        Err(PinApprovalError::ChangedMeanwhile { .. }) => {
+            eprintln!(
+                "airlock: {server}/{tool} changed again while it was approved; read it again with `airlock mcp pins`"
+            );
+            Ok(1)
+        }
+        Err(e @ PinApprovalError::BadHash) => bail!("--sha256: {e}"),
+        Err(PinApprovalError::Failed(e)) => Err(e.into()),
     }
 }
 
@@ -277,7 +273,7 @@ fn wrap(a: WrapArgs) -> Result<u8> {
             session,
             cwd,
         };
-        airlock_gateway::mcp::relay(
+        airlock_mcp::relay(
             gw,
             tokio::io::stdin(),
             tokio::io::stdout(),
@@ -378,11 +374,7 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
             session: c.session,
             cwd: c.cwd,
         };
-        let app = airlock_gateway::mcp::http::router(
-            airlock_gateway::mcp::Core::new(gw),
-            a.upstream.clone(),
-            http,
-        );
+        let app = airlock_mcp::http::router(airlock_mcp::Core::new(gw), a.upstream.clone(), http);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("listening on {addr}"))?;
@@ -397,11 +389,8 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
     })
 }
 
-async fn axum_serve(
-    listener: tokio::net::TcpListener,
-    app: airlock_gateway::mcp::http::App,
-) -> Result<()> {
-    airlock_gateway::mcp::http::serve(listener, app)
+async fn axum_serve(listener: tokio::net::TcpListener, app: airlock_mcp::http::App) -> Result<()> {
+    airlock_mcp::http::serve(listener, app)
         .await
         .context("serving")
 }
@@ -416,9 +405,9 @@ struct DaemonDecider {
 }
 
 impl Decider for DaemonDecider {
-    async fn decide(&self, call: Call) -> Ruling {
+    async fn decide(&self, call: Call) -> CallRuling {
         let Some(client) = &self.client else {
-            return Ruling::deny(
+            return CallRuling::deny(
                 "DAEMON_UNAVAILABLE",
                 "airlock's daemon is not running, so no tool call can be decided and this one is denied; ask the user to start `airlock serve`",
             );
@@ -426,7 +415,7 @@ impl Decider for DaemonDecider {
         match ask(client, &call).await {
             Ok(Some(out)) => ruling_of(&out),
             Ok(None) => gate::timed_out(call.timeout),
-            Err(e) => Ruling::deny(
+            Err(e) => CallRuling::deny(
                 "DAEMON_UNAVAILABLE",
                 format!("airlock's daemon could not decide this call, so it is denied: {e:#}"),
             ),
@@ -465,7 +454,7 @@ async fn scan_remote(client: &Client, call: &ScanCall) -> Result<Scanned> {
 }
 
 /// Submits and long-polls; `None` when the call's time ran out first.
-async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
+async fn ask(client: &Client, call: &Call) -> Result<Option<ActionAnswer>> {
     let started = Instant::now();
     let mut body = serde_json::to_value(&call.action)?;
     body["session"] = json!(call.session);
@@ -475,34 +464,30 @@ async fn ask(client: &Client, call: &Call) -> Result<Option<Value>> {
     {
         body["cwd"] = json!(cwd);
     }
-    let mut out = client
-        .post("/v1/actions", &body, Duration::from_secs(15))
-        .await?;
-    while out["status"] == "pending" {
+    let read = |v: Value| -> Result<ActionAnswer> {
+        serde_json::from_value(v).context("the daemon's answer is not an action answer")
+    };
+    let mut out = read(
+        client
+            .post("/v1/actions", &body, Duration::from_secs(15))
+            .await?,
+    )?;
+    while out.status == ActionStatus::Pending {
         let left = call.timeout.saturating_sub(started.elapsed());
         if left < Duration::from_secs(1) {
             return Ok(None);
         }
         let wait = left.min(Duration::from_secs(30)).as_secs();
-        let id = out["id"].as_str().unwrap_or_default().to_string();
-        let path = format!("/v1/actions/{id}/wait?timeout={wait}");
-        out = client.get(&path, Duration::from_secs(wait + 10)).await?;
+        let path = format!(
+            "/v1/actions/{}/wait?timeout={wait}",
+            airlock_gateway::url::segment(&out.id)
+        );
+        out = read(client.get(&path, Duration::from_secs(wait + 10)).await?)?;
     }
     Ok(Some(out))
 }
 
-fn ruling_of(out: &Value) -> Ruling {
-    if out["status"] == "allowed" {
-        return Ruling::Allow;
-    }
-    let code = out["reasons"]
-        .as_array()
-        .and_then(|r| r.first())
-        .and_then(|r| r["code"].as_str())
-        .unwrap_or("DENIED");
-    let message = out["message"]
-        .as_str()
-        .filter(|m| !m.is_empty())
-        .unwrap_or("denied by airlock");
-    Ruling::deny(code, message)
+/// The daemon's final answer as the broker's ruling, in this surface's codes.
+fn ruling_of(out: &ActionAnswer) -> CallRuling {
+    CallRuling::of(airlock_confirm::Ruling::of_answer(out))
 }

@@ -26,7 +26,7 @@ fn config_home(tmp: &Path) -> std::path::PathBuf {
 /// `airlock mcp wrap` of the gateway's test server, no daemon, pipes on stdin and stdout.
 fn spawn_wrap(tmp: &Path, home: &Path, echo_description: &str) -> std::process::Child {
     let server =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../airlock-gateway/tests/mcp/stdio_server.py");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../airlock-mcp/tests/mcp/stdio_server.py");
     Command::new(assert_cmd::cargo::cargo_bin("airlock"))
         .args(["mcp", "wrap", "--server", "demo", "--", "python3"])
         .arg(&server)
@@ -166,5 +166,10 @@ fn a_person_reads_and_reapproves_a_changed_tool_in_the_terminal() {
     assert_eq!(out.status.code(), Some(1), "approved once");
     let out = airlock(&["ledger", "verify"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // the pin approval and the scan verdicts are events, not decisions to re-make
+    let out = airlock(&["ledger", "replay"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains(" 0 differ"), "{text}");
+    assert!(!text.contains(" 0 events"), "{text}");
     assert!(listed(tmp.path(), &home, poisoned).contains(&"echo".to_string()));
 }

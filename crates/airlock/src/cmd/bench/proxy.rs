@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use airlock_confirm::{Broker, BrokerConfig};
 use airlock_gateway::auth::{Auth, Role};
-use airlock_gateway::proxy::{Proxy, ProxyConfig};
 use airlock_gateway::{AppState, ServeConfig};
 use airlock_grants::{GrantBook, GrantConfig};
 use airlock_policy::Policy;
+use airlock_proxy::{Proxy, ProxyConfig};
 use airlock_store::{Ledger, LedgerConfig, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -337,9 +337,10 @@ async fn start_proxy(
         listen: addr,
         ..ServeConfig::default()
     };
-    let state = AppState::new(broker.clone(), auth, config).with_proxy(proxy);
+    let state = AppState::new(broker.clone(), auth, config);
+    let proxy = std::sync::Arc::new(proxy);
     tokio::spawn(async move {
-        let _ = airlock_gateway::serve_with(listener, state, std::future::pending::<()>()).await;
+        let _ = airlock_proxy::serve(listener, state, proxy, std::future::pending::<()>()).await;
     });
     Ok((format!("http://{addr}"), agent, broker))
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use airlock_confirm::{BrokerConfig, LlmConfig, WebhookConfig};
-use airlock_gateway::proxy::ProxyConfig;
 use airlock_policy::parse_duration;
+use airlock_proxy::ProxyConfig;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
@@ -26,7 +26,7 @@ pub struct ConfigFile {
     #[serde(default)]
     pub fatigue: FatigueSection,
     /// The OpenAI-compatible proxy (served when an upstream is set).
-    pub proxy: Option<airlock_gateway::proxy::ProxySettings>,
+    pub proxy: Option<airlock_proxy::ProxySettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]

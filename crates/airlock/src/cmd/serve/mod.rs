@@ -61,7 +61,7 @@ pub(crate) fn run_node(
     file: &ConfigFile,
     addr: std::net::SocketAddr,
     node: String,
-    proxy: Option<airlock_gateway::proxy::ProxyConfig>,
+    proxy: Option<airlock_proxy::ProxyConfig>,
     announce_it: bool,
 ) -> Result<u8> {
     let broker_config = file.broker(node.clone())?;
@@ -111,18 +111,27 @@ pub(crate) fn run_node(
         if let Some(k) = answer_key {
             state = state.with_answer_key(k);
         }
+        let mut serving: Option<Arc<airlock_proxy::Proxy>> = None;
         if let Some(pc) = proxy {
             eprintln!(
                 "airlock serve: OpenAI-compatible proxy at {url}/v1 (upstream {}); clients use an agent token as their API key",
                 pc.upstream
             );
-            let p = airlock_gateway::proxy::Proxy::new(broker, pc).map_err(|e| anyhow::anyhow!(e))?;
-            state = state.with_proxy(p);
+            let p = airlock_proxy::Proxy::new(broker, pc).map_err(|e| anyhow::anyhow!(e))?;
+            serving = Some(Arc::new(p));
         }
-        let proxy = state.proxy.clone();
-        let result = airlock_gateway::serve_with(listener, state, shutdown_signal()).await;
+        // The binary composes the surfaces: the gateway's routes, and the proxy's beside them.
+        let extra = match &serving {
+            Some(p) => {
+                state = state.with_metrics(airlock_proxy::metrics(p.clone()));
+                airlock_proxy::routes(p.clone())
+            }
+            None => axum::Router::new(),
+        };
+        let result =
+            airlock_gateway::serve_with_routes(listener, state, extra, shutdown_signal()).await;
         // Clean inbound verdicts still in their window are recorded before the process ends.
-        if let Some(p) = proxy {
+        if let Some(p) = serving {
             p.flush().await;
         }
         if announce_it {

@@ -1,0 +1,146 @@
+//! Who decides a tool call. The relay hands each gated call to a [`Decider`]; it never decides
+//! itself. [`BrokerDecider`] calls an in-process approval broker (`Broker::decide_and_wait`,
+//! the one submit-and-wait of every surface); the `airlock` binary has one that asks a
+//! running daemon over its REST API. Whatever goes wrong becomes a denial with a stable code.
+//! The same decider scans (and records) what the server answers, so the verdicts sit in the
+//! ledger beside the decisions.
+
+use std::future::Future;
+use std::time::Duration;
+
+use airlock_confirm::{Broker, Submission};
+use airlock_core::Action;
+use airlock_policy::Channel;
+use airlock_shield::{Direction, Verdict};
+
+/// The answer for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallRuling {
+    Allow,
+    /// `code` is stable (a reason code of the broker, or `MCP_…`); `message` is for the model.
+    Deny {
+        code: String,
+        message: String,
+    },
+}
+
+impl CallRuling {
+    /// The broker's ruling, with its reason code as this surface's code.
+    pub fn of(r: airlock_confirm::Ruling) -> CallRuling {
+        match r {
+            airlock_confirm::Ruling::Allow => CallRuling::Allow,
+            airlock_confirm::Ruling::Deny { code, message } => CallRuling::Deny {
+                code: code.as_str().to_string(),
+                message,
+            },
+        }
+    }
+
+    pub fn deny(code: &str, message: impl Into<String>) -> CallRuling {
+        CallRuling::Deny {
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One call to decide.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub action: Action,
+    /// The session the decision belongs to (the wrap's session).
+    pub session: String,
+    /// Unique per call, so a retried call is a new decision.
+    pub request_id: String,
+    pub cwd: Option<String>,
+    /// How long an ask may wait for its answer; no answer denies.
+    pub timeout: Duration,
+}
+
+/// One text an MCP server handed the model, to scan and record.
+#[derive(Debug, Clone)]
+pub struct ScanCall {
+    pub text: String,
+    pub session: String,
+    /// `mcp:<server>:<method>`.
+    pub source: String,
+    /// What the gateway does with a flagged text: `annotate` or `block`.
+    pub handling: &'static str,
+}
+
+/// The scanner's verdict on a [`ScanCall`], recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scanned {
+    pub verdict: Verdict,
+    pub categories: Vec<String>,
+    pub score: f32,
+}
+
+/// Decides tool calls, and scans and records what servers answer.
+pub trait Decider: Send + Sync + 'static {
+    fn decide(&self, call: Call) -> impl Future<Output = CallRuling> + Send;
+    /// The verdict on a server's text, once it is a receipt; an error when either failed.
+    fn scan(&self, call: ScanCall) -> impl Future<Output = Result<Scanned, String>> + Send;
+}
+
+/// Decides through an approval broker in this process.
+#[derive(Clone)]
+pub struct BrokerDecider {
+    pub broker: Broker,
+    /// The agent name the broker records.
+    pub agent: String,
+}
+
+impl Decider for BrokerDecider {
+    async fn decide(&self, call: Call) -> CallRuling {
+        let s = Submission {
+            request_id: Some(call.request_id),
+            agent: self.agent.clone(),
+            session: call.session,
+            action: call.action,
+            cwd: call.cwd,
+            channel: Channel::Api,
+        };
+        CallRuling::of(self.broker.decide_and_wait(s, call.timeout).await)
+    }
+
+    async fn scan(&self, call: ScanCall) -> Result<Scanned, String> {
+        let ScanCall {
+            text,
+            session,
+            source,
+            handling,
+        } = call;
+        let (r, text) = tokio::task::spawn_blocking(move || {
+            (airlock_shield::scan(&text, Direction::Tool), text)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let origin = airlock_confirm::Origin {
+            agent: self.agent.clone(),
+            session,
+        };
+        let event = airlock_confirm::Event::scan(
+            origin,
+            &source,
+            Direction::Tool,
+            &text,
+            r.verdict,
+            handling,
+        );
+        self.broker
+            .record_event(&event)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Scanned {
+            verdict: r.verdict,
+            categories: r.categories,
+            score: r.score,
+        })
+    }
+}
+
+/// The denial for a call nobody answered in time.
+pub fn timed_out(t: Duration) -> CallRuling {
+    CallRuling::of(airlock_confirm::Ruling::timed_out(t))
+}
