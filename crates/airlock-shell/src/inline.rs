@@ -72,8 +72,11 @@ const SPAWN: &[&str] = &[
     "System.shell(",
     "os:cmd(",
 ];
-const DELETE: &[&str] = &[
+/// Delete APIs; `code_deletes` reads the same names as calls to find what they remove.
+pub(crate) const DELETE: &[&str] = &[
     "rmtree",
+    // Perl's File::Path
+    "remove_tree",
     "os.remove",
     "os.unlink",
     "os.rmdir",

@@ -11,6 +11,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
 pub mod argv;
 pub mod canon;
+mod code_deletes;
 mod dest;
 mod dfa;
 pub mod evasion;

@@ -13,6 +13,7 @@ use brush_parser::ast::{
 };
 
 use crate::canon;
+use crate::code_deletes;
 use crate::evasion;
 use crate::fallback;
 use crate::inline;
@@ -1621,7 +1622,32 @@ impl<'a> Walker<'a> {
         for p in inline::written_paths(code) {
             self.write_target(&p);
         }
-        let caps = inline::capabilities(lang, code);
+        let mut caps = inline::capabilities(lang, code);
+        if caps.contains(&inline::Capability::Delete) {
+            // delete calls whose targets are all plain literals are judged as `rm -rf` of
+            // those paths (a cleanup of `build` is allowed as `rm -rf build` is, `..` or a
+            // source directory asked); any other target keeps the code asked as deleting.
+            // Absolute and home targets stay asked as well, even where rm's rules allow
+            // them (`/tmp/demo`): the public dcg corpus labels such one-liners dangerous and
+            // its recall floor holds (docs/evaluation.md)
+            let deletes = code_deletes::deleted_paths(code);
+            if !deletes.unresolved && !deletes.paths.is_empty() {
+                self.all_read_only = false;
+                let in_tree = deletes
+                    .paths
+                    .iter()
+                    .all(|p| !p.starts_with('/') && !p.starts_with('~'));
+                let line: Vec<String> = ["rm", "-rf"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(deletes.paths)
+                    .collect();
+                self.walk_script(&canon::join(&line), depth + 1);
+                if in_tree {
+                    caps.retain(|c| *c != inline::Capability::Delete);
+                }
+            }
+        }
         if caps.is_empty() {
             return;
         }
