@@ -30,6 +30,7 @@ pub mod typosquat;
 pub mod unwrap;
 mod walk;
 pub mod word;
+pub mod wrapper_table;
 
 pub use argv::simple_argv;
 pub use rules::{RuleError, RuleSet, Target};
