@@ -5,6 +5,8 @@
 //! file keeps the odd ones: a `-c` script (su, flock, script, sg), subcommands (docker, npm
 //! exec, kubectl exec, nix develop), remote runners, editors and debuggers, interpreters.
 
+use std::borrow::Cow;
+
 use crate::wrapper_table::{self, skip_opts};
 
 /// What a wrapper runs.
@@ -92,16 +94,20 @@ pub fn base(prog: &str) -> &str {
 
 /// The name rules and wrappers know a program by: the base name, lower-cased (case-insensitive
 /// file systems run `BASH` as bash) and without a Windows `.exe`.
-pub fn program_name(prog: &str) -> String {
+/// Borrowed from `prog` in the usual case (a lower-case name), so the hot path allocates
+/// nothing.
+pub fn program_name(prog: &str) -> Cow<'_, str> {
     let b = base(prog);
-    let lower = if b.bytes().any(|c| c.is_ascii_uppercase()) {
-        b.to_ascii_lowercase()
-    } else {
-        b.to_string()
-    };
+    if !b.bytes().any(|c| c.is_ascii_uppercase()) {
+        return Cow::Borrowed(match b.strip_suffix(".exe") {
+            Some(s) if !s.is_empty() => s,
+            _ => b,
+        });
+    }
+    let lower = b.to_ascii_lowercase();
     match lower.strip_suffix(".exe") {
-        Some(s) if !s.is_empty() => s.to_string(),
-        _ => lower,
+        Some(s) if !s.is_empty() => Cow::Owned(s.to_string()),
+        _ => Cow::Owned(lower),
     }
 }
 
@@ -205,7 +211,7 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         return Vec::new();
     };
     let name_owned = program_name(prog);
-    let name = name_owned.as_str();
+    let name = &*name_owned;
     let one = |x: Option<Inner>| x.into_iter().collect::<Vec<_>>();
     match name {
         "runuser" if argv.iter().any(|a| a == "-u" || a.starts_with("--user")) => {

@@ -141,7 +141,7 @@ impl Walker<'_> {
             }
         }
         if matches!(
-            name.as_str(),
+            &*name,
             "export" | "declare" | "typeset" | "local" | "readonly"
         ) {
             for a in &argv[1..] {
@@ -160,7 +160,7 @@ impl Walker<'_> {
             }
         }
         let inners = unwrap::unwrap(&argv);
-        let xargs = match (name.as_str(), inners.first()) {
+        let xargs = match (&*name, inners.first()) {
             ("xargs", Some(Inner::Argv(cmd))) => Some((cmd.clone(), xargs_mode(&argv))),
             _ => None,
         };
@@ -186,7 +186,7 @@ impl Walker<'_> {
         let transparent = !inners.is_empty()
             && inners.iter().all(|i| matches!(i, Inner::Argv(_)))
             && !matches!(
-                name.as_str(),
+                &*name,
                 "sudo"
                     | "doas"
                     | "su"
@@ -207,8 +207,8 @@ impl Walker<'_> {
         }
         if !transparent && !read_only {
             self.all_read_only = false;
-            if !matched && self.unknown.len() < 8 && !self.unknown.contains(&name) {
-                self.unknown.push(name.clone());
+            if !matched && self.unknown.len() < 8 && !self.unknown.iter().any(|u| *u == name) {
+                self.unknown.push(name.to_string());
             }
         }
         let mut stage = Stage {
@@ -274,7 +274,7 @@ impl Walker<'_> {
         // `curl -o f.sh URL && bash f.sh`: a download run as code, like `curl URL | bash`
         self.run_downloaded(&name, &argv, &text);
         // `bash <(echo CMD)`, `source <(printf …)`: the file read as a script is known text
-        let runs_file = if matches!(name.as_str(), "source" | ".") {
+        let runs_file = if matches!(&*name, "source" | ".") {
             Some(Lang::Shell)
         } else {
             unwrap::lang_of(&name).filter(|l| !matches!(l, Lang::Awk | Lang::Sed))
@@ -312,7 +312,7 @@ impl Walker<'_> {
                 .filter(|l| !l.is_empty())
                 .take(32)
             {
-                let typed = match name.as_str() {
+                let typed = match &*name {
                     "mongo" | "mongosh" => format!("{name} --eval {}", canon::quote(line)),
                     "redis-cli" | "valkey-cli" | "keydb-cli" => format!("{name} {line}"),
                     _ => break,

@@ -33,7 +33,7 @@ impl Walker<'_> {
         }
         // `cp /bin/rm /tmp/x`, `ln -s /bin/rm d`, `install -m755 /bin/rm x`: the new name runs
         // the same program
-        if matches!(name.as_str(), "cp" | "mv" | "ln" | "install" | "rsync")
+        if matches!(&*name, "cp" | "mv" | "ln" | "install" | "rsync")
             && let [.., src, dest] = argv
                 .iter()
                 .skip(1)
@@ -48,11 +48,13 @@ impl Walker<'_> {
             };
             let src = which_target(src).unwrap_or(src);
             if self.aliases.len() < 16 {
-                self.aliases
-                    .push((written_key(&dest).to_string(), unwrap::program_name(src)));
+                self.aliases.push((
+                    written_key(&dest).to_string(),
+                    unwrap::program_name(src).into_owned(),
+                ));
             }
         }
-        if matches!(name.as_str(), "tee" | "dd" | "sponge" | "truncate") {
+        if matches!(&*name, "tee" | "dd" | "sponge" | "truncate") {
             for t in crate::dest::write_destinations(&name, argv) {
                 if self.opaque.len() < 16 {
                     self.opaque.push(written_key(t).to_string());
@@ -189,7 +191,7 @@ fn is_downloader(name: &str) -> bool {
 /// URL`): URL-named outputs use the last path segment, as the tools do.
 fn download_outputs(fetch: &[String]) -> Vec<String> {
     let name = unwrap::program_name(&fetch[0]);
-    let curl_like = !matches!(name.as_str(), "wget" | "wget2" | "axel" | "aria2c");
+    let curl_like = !matches!(&*name, "wget" | "wget2" | "axel" | "aria2c");
     let mut out = Vec::new();
     let mut named = false;
     let mut remote_name = !curl_like;
