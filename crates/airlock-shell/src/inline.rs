@@ -88,6 +88,8 @@ pub(crate) const DELETE: &[&str] = &[
     "fs.rm",
     "File.delete",
     "FileUtils.rm",
+    "FileUtils.remove",
+    "Dir.delete",
     "Path.unlink",
     ".unlink(",
     "remove(",
