@@ -64,7 +64,8 @@ pub fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
         }
         i += 1;
     }
-    i
+    // a valued option as the last word (`sudo -u`) has no value to skip
+    i.min(args.len())
 }
 
 /// `timeout`'s duration: a non-negative number with an optional unit.
@@ -116,6 +117,47 @@ impl Wrapper {
             vec![Inner::ReadsStdin(Lang::Shell)]
         } else {
             Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_cluster_is_read_letter_by_letter() {
+        let valued = &["-u", "-t", "-C"];
+        // the value attached (`-uroot`: the `t` is part of it), or the next word
+        assert_eq!(skip_opts(&words("sudo -uroot rm"), 1, valued), 2);
+        assert_eq!(skip_opts(&words("sudo -nu root rm"), 1, valued), 3);
+        assert_eq!(skip_opts(&words("sudo -nut 5 rm"), 1, valued), 2);
+        assert_eq!(skip_opts(&words("sudo -En rm"), 1, valued), 2);
+        assert_eq!(skip_opts(&words("sudo -u"), 1, valued), 2);
+        assert_eq!(skip_opts(&words("sudo -- -rm"), 1, valued), 2);
+    }
+
+    proptest! {
+        /// Any words: the first operand is within the line, and no wrapper of the table
+        /// panics or reports a command that is not a tail of the line.
+        #[test]
+        fn any_line_unwraps_within_bounds(
+            name in prop::sample::select(vec!["sudo", "nice", "timeout", "chrt", "taskset", "watch", "command", "run0", "faketime"]),
+            args in prop::collection::vec("-{0,2}[a-zA-Z0-9=]{0,4}", 0..8),
+        ) {
+            let argv: Vec<String> = std::iter::once(name.to_string()).chain(args).collect();
+            let w = entry(name).ok_or_else(|| TestCaseError::fail("not in the table"))?;
+            prop_assert!(skip_opts(&argv, 1, w.valued) <= argv.len());
+            for inner in w.inner(&argv) {
+                if let Inner::Argv(cmd) = inner {
+                    prop_assert!(argv.ends_with(&cmd));
+                }
+            }
         }
     }
 }
