@@ -68,10 +68,15 @@ pub fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
     i.min(args.len())
 }
 
-/// `timeout`'s duration: a non-negative number with an optional unit.
+/// `timeout`'s duration: what C's `strtod` reads as a non-negative number, with an optional
+/// unit. Erring towards a duration is the safe side (the command after it is judged), so
+/// `inf`, hexadecimal (`0x10`) and leading blanks or `+` count; a word is not one.
 pub fn is_duration(d: &str) -> bool {
     let d = d.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(d);
-    !d.is_empty() && d.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)
+    !d.is_empty()
+        && (d.parse::<f64>().is_ok_and(|v| v >= 0.0)
+            || d.trim_start()
+                .starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '.'))
 }
 
 impl Wrapper {

@@ -77,6 +77,9 @@ fn an_option_of_the_wrapped_command_does_not_hide_it() {
         // a value attached inside a cluster (`-uroot`) is not an option taking the next word
         "sudo -uroot rm -rf /",
         "sudo -Hudeploy rm -rf ~",
+        // durations C's strtod reads
+        "timeout inf rm -rf /",
+        "timeout 0x10 rm -rf /",
     ] {
         let a = analyse(cmd);
         assert_eq!(a.decision, Decision::Deny, "{cmd}: {a:?}");
