@@ -121,7 +121,7 @@ reason_codes! {
     /// A behaviour the risk score weighs (credential reads, self-modification, another agent's files, asking for secrets).
     RiskBehaviour = "RISK_BEHAVIOUR": "the action shows a behaviour the risk score weighs (reading credentials, changing the agent's own configuration, entering another agent's files, asking the person for secrets)",
     /// An upload or write to a host the project does not know.
-    UnknownHost = "UNKNOWN_HOST": "an upload or write goes to a host the project's known hosts do not name",
+    UnknownHost = "UNKNOWN_HOST": "an upload or write goes to a host the project's known hosts do not name, or a fetch to a host its `[hosts] fetch` list does not name",
     // -- capabilities (airlock-grants) --------------------------------------------------------
     /// An active grant covered the action and one of its uses was counted.
     GrantUsed = "GRANT_USED": "an active grant covered the action and one of its uses was counted",

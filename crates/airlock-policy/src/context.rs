@@ -138,6 +138,26 @@ impl Policy {
                 );
             }
         }
+        if let Some(host) = ctxrisk::unlisted_fetch_host(s, ctx, action)
+            && v.decision != Decision::Deny
+            && (v.decision == Decision::Allow || v.tier < Tier::Medium)
+        {
+            let tier = v.tier.max(Tier::Medium);
+            v.raise(
+                trace,
+                "hosts",
+                "policy.fetch_unlisted_host".into(),
+                Finding::new(
+                    "policy.fetch_unlisted_host",
+                    ReasonCode::UnknownHost,
+                    Decision::Ask,
+                    tier,
+                    Severity::Medium,
+                    format!("this fetches from {}, which the hosts this project's agents may read ([hosts] fetch) do not name; a person must confirm it. Fetch from a listed host, or ask the user", clip(&host)),
+                )
+                .with_remediation("Check the host; approving adds it to the project's known hosts, or list it under [hosts] fetch."),
+            );
+        }
         let tool_writes =
             matches!(action, Action::Tool { .. }) && ins.side_effects != SideEffects::Read;
         let ev = ctxrisk::evidence(

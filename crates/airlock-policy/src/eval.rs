@@ -47,6 +47,9 @@ pub struct Context {
     /// Hosts past approved actions of this project used (domain patterns), added to
     /// `[hosts] known` by the caller.
     pub known_hosts: Vec<String>,
+    /// airlock's data directory when it is not the default one (`AIRLOCK_DATA_DIR`): its secrets
+    /// are guarded from file tools (`guard_secrets`).
+    pub data_dir: Option<String>,
 }
 
 /// One step of the evaluation, for explanations.
@@ -441,6 +444,17 @@ impl Policy {
             Action::Tool { tool, arguments } => {
                 ins.tool = Some(tool.clone());
                 self.inspect_tool(tool, arguments, ctx, &mut ins);
+                let dirs =
+                    crate::guard_secrets::data_dirs(ctx.data_dir.as_deref(), ctx.home.as_deref());
+                if let Some(f) = crate::guard_secrets::finding(
+                    tool,
+                    arguments,
+                    ctx.cwd.as_deref(),
+                    ctx.home.as_deref(),
+                    &dirs,
+                ) {
+                    ins.assessment.push(f);
+                }
                 // the agents' web-fetch tools, when called by name (REST tool calls)
                 let fetch = matches!(tool.to_ascii_lowercase().as_str(), "webfetch" | "web_fetch");
                 if let Some(url) = arguments

@@ -41,6 +41,9 @@ impl Context {
                 });
             self.kube_context = config.as_deref().and_then(kube_current_context);
         }
+        if self.data_dir.is_none() {
+            self.data_dir = var("AIRLOCK_DATA_DIR");
+        }
         if self.git_branch.is_none() {
             self.git_branch = self.cwd.as_deref().and_then(|c| git_branch(Path::new(c)));
         }

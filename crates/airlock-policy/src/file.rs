@@ -122,6 +122,11 @@ pub struct HostsSpec {
     /// Whether an upload or write to a host not known asks (default true once `known` is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask_unknown: Option<bool>,
+    /// The hosts the agent's web-fetch tools may read (domain patterns). Once any layer lists
+    /// them, a fetch of another host asks: a project declares where its agents read from.
+    /// It only narrows: loopback, private and metadata addresses ask whatever it says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fetch: Vec<String>,
 }
 
 /// What an agent may change at all, whatever the rules say.

@@ -303,6 +303,9 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
         for d in &h.known {
             DomainPattern::new(d).map_err(|e| format!("hosts.known: {e}"))?;
         }
+        for d in &h.fetch {
+            DomainPattern::new(d).map_err(|e| format!("hosts.fetch: {e}"))?;
+        }
         if kind.tightens_only() && !h.known.is_empty() && h.ask_unknown == Some(false) {
             return Err(
                 "hosts.ask_unknown = false loosens, so only the user layer may say it".into(),

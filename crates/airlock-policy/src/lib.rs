@@ -13,6 +13,7 @@ pub mod eval;
 pub mod examples;
 mod facts;
 pub mod file;
+pub mod guard_secrets;
 pub mod layer;
 mod output;
 pub mod pattern;

@@ -136,6 +136,8 @@ pub struct Settings {
     pub known_hosts: Vec<String>,
     /// Whether an upload or write to an unknown host asks.
     pub ask_unknown_hosts: bool,
+    /// The hosts web-fetch tools may read, from every layer (empty: any public host).
+    pub fetch_hosts: Vec<String>,
     /// Directories (path globs) where the person lowers friction (user layer only).
     pub trusted_dirs: Vec<String>,
     pub user_may_allow: bool,
@@ -176,6 +178,7 @@ impl Settings {
             behaviours: BTreeMap::new(),
             known_hosts: Vec::new(),
             ask_unknown_hosts: true,
+            fetch_hosts: Vec::new(),
             trusted_dirs: Vec::new(),
             user_may_allow: true,
             allow_broad_grants: false,
@@ -295,6 +298,7 @@ impl Settings {
         }
         if let Some(h) = &f.hosts {
             self.known_hosts.extend(h.known.iter().cloned());
+            self.fetch_hosts.extend(h.fetch.iter().cloned());
             if let Some(a) = h.ask_unknown {
                 self.ask_unknown_hosts = if tighten {
                     self.ask_unknown_hosts || a

@@ -519,3 +519,88 @@ fn money_and_self_modification_through_tools_ask_whatever_the_declaration_says()
     );
     assert_eq!(plain.decision, Decision::Allow, "{:?}", plain.reasons);
 }
+
+#[test]
+fn a_project_declares_where_its_agents_may_fetch_from() {
+    let fetch = |url: &str| Action::NetworkFetch {
+        url: url.into(),
+        method: "GET".into(),
+    };
+    let web = |url: &str| Action::Tool {
+        tool: "WebFetch".into(),
+        arguments: json!({"url": url, "prompt": "summarise"}),
+    };
+    // no list: any public host is read without asking
+    let declared = "[[tools]]\nname = \"WebFetch\"\nside_effects = \"read\"\ntier = 0\n";
+    let open = policy(&[(LayerKind::User, declared)]);
+    for a in [
+        fetch("https://evil.example/x"),
+        web("https://evil.example/x"),
+    ] {
+        assert_eq!(open.evaluate(&a, &ctx()).decision, Decision::Allow, "{a:?}");
+    }
+    let p = policy(&[
+        (LayerKind::User, declared),
+        (
+            LayerKind::Project,
+            "[hosts]\nfetch = [\"docs.rs\", \"*.python.org\"]\n",
+        ),
+    ]);
+    for a in [
+        fetch("https://docs.rs/serde"),
+        fetch("https://docs.python.org/3/"),
+        web("https://docs.rs/tokio"),
+    ] {
+        let v = p.evaluate(&a, &ctx());
+        assert_eq!(v.decision, Decision::Allow, "{a:?}: {:?}", v.reasons);
+    }
+    for a in [
+        fetch("https://evil.example/x"),
+        fetch("https://docs.rs.evil.example/"),
+        fetch("https://python.org.attacker.io/"),
+        web("https://pastebin.com/raw/abc"),
+        Action::NetworkFetch {
+            url: "https://EVIL.example/".into(),
+            method: "head".into(),
+        },
+    ] {
+        let v = p.evaluate(&a, &ctx());
+        assert_eq!(v.decision, Decision::Ask, "{a:?}: {:?}", v.reasons);
+        assert!(v.tier >= Tier::Medium, "{a:?}");
+        assert!(
+            codes(&v).contains(&ReasonCode::UnknownHost),
+            "{a:?}: {:?}",
+            v.reasons
+        );
+    }
+    // the list never loosens: loopback and metadata still ask as internal addresses
+    for url in [
+        "http://127.0.0.1:7373/v1/approvals",
+        "http://169.254.169.254/latest/",
+    ] {
+        let v = p.evaluate(&fetch(url), &ctx());
+        assert_eq!(v.decision, Decision::Ask, "{url}");
+        assert!(
+            codes(&v).contains(&ReasonCode::NetworkInternal),
+            "{url}: {:?}",
+            v.reasons
+        );
+    }
+    // a host a person approved before (the caller's known hosts) is read without asking
+    let mut c = ctx();
+    c.known_hosts = vec!["evil.example".into()];
+    assert_eq!(
+        p.evaluate(&fetch("https://evil.example/x"), &c).decision,
+        Decision::Allow
+    );
+    // a pattern that is no domain is refused when the layer loads
+    assert!(
+        Layer::from_str(
+            LayerKind::Project,
+            "<test>",
+            "[hosts]\nfetch = [\"http://x/\"]\n",
+            None
+        )
+        .is_err()
+    );
+}

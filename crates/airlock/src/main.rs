@@ -13,7 +13,7 @@ mod record;
 /// The daemon (proxy, MCP gateway, API) allocates small short-lived buffers on every request;
 /// glibc's allocator was about a sixth of the proxy's CPU under load and walks cold bins after an
 /// idle pause. mimalloc (without its huge-page handling, which cost start-up time for the
-/// one-shot commands) measured in docs/benchmarks.md ("Session 10").
+/// one-shot commands) measured in docs/benchmarks.md (History, "OpenAI-compatible proxy": 2026-11-27, `d5d2361`, `7007481`).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

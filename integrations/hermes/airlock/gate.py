@@ -38,7 +38,7 @@ def check(
         )
     session = actions.session_of(conf.session, session_id, task_id)
     action = actions.action_for(tool_name, args, session, task_id)
-    client = Client(conf.url, conf.token)
+    client = Client(conf.url, conf.token, conf.key, conf.key_file)
     try:
         out = _ask(client, action, conf.max_wait_s)
     except Unreachable as e:

@@ -23,6 +23,9 @@ from urllib.parse import urlsplit
 
 SERVE_FILE = "serve.json"
 AGENT_TOKEN_FILE = "agent.token"
+# The daemon's secret (64 hex digits, owner-only): a daemon spoken to over plain HTTP must prove
+# it on every answer before the token is sent or an answer believed (`client.py`).
+DAEMON_KEY_FILE = "daemon.key"
 
 # The longest the plugin waits for a person, in all. The built-in tiers give people 10 to 60 s;
 # a daemon that has not answered well after that is treated as silence, and silence denies.
@@ -51,6 +54,9 @@ class Settings:
     max_wait_s: float
     session: Optional[str]
     found_in: str
+    # daemon.key from the data directory, when it is there.
+    key: Optional[bytes] = None
+    key_file: Optional[Path] = None
 
 
 def default_data_dir(env: Mapping[str, str]) -> Path:
@@ -93,6 +99,8 @@ def load(env: Optional[Mapping[str, str]] = None) -> Settings:
         max_wait_s=_max_wait(env.get("AIRLOCK_HERMES_MAX_WAIT", "")),
         session=env.get("AIRLOCK_SESSION") or None,
         found_in=found_in,
+        key=_read_key(directory / DAEMON_KEY_FILE),
+        key_file=directory / DAEMON_KEY_FILE,
     )
 
 
@@ -128,6 +136,23 @@ def _read_token(path: Path) -> str:
     if not token:
         raise ConfigError(f"{path} is empty")
     return token
+
+
+def _read_key(path: Path) -> Optional[bytes]:
+    """daemon.key's 32 bytes; None when there is no such file (the client then refuses to
+    believe a daemon over plain HTTP); an error when the file is there but unusable."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    if len(text) != 64:
+        raise ConfigError(f"{path} does not hold a daemon key (64 hex digits)")
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise ConfigError(f"{path} does not hold a daemon key (64 hex digits)") from None
 
 
 def _max_wait(raw: str) -> float:

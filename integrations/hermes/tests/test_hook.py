@@ -8,6 +8,7 @@ really runs the terminal tool when the call is allowed).
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 import uuid
@@ -119,7 +120,9 @@ def test_silence_is_not_consent(hermes, use_daemon, monkeypatch):
     assert len(pending) == 1, "the approval was submitted and left for the daemon to expire"
 
 
-def test_unreachable_daemon_blocks(hermes, monkeypatch):
+def test_unreachable_daemon_blocks(hermes, monkeypatch, tmp_path):
+    (tmp_path / "daemon.key").write_text("ab" * 32)
+    monkeypatch.setenv("AIRLOCK_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("AIRLOCK_URL", f"http://127.0.0.1:{closed_port()}")
     monkeypatch.setenv("AIRLOCK_TOKEN", "alk_" + "a" * 43)
     message = block(hermes, "terminal", {"command": "ls"}, session())
@@ -158,10 +161,23 @@ def test_wrong_token_blocks_with_the_daemons_code(hermes, use_daemon, monkeypatc
 
 
 def test_environment_wins_over_the_data_dir(hermes, daemon, monkeypatch, tmp_path):
-    monkeypatch.setenv("AIRLOCK_DATA_DIR", str(tmp_path))  # empty: nothing to find there
+    # Only the daemon's key there (plain HTTP needs its proof): no serve.json, no agent.token.
+    shutil.copy(daemon.data_dir / "daemon.key", tmp_path / "daemon.key")
+    monkeypatch.setenv("AIRLOCK_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("AIRLOCK_URL", daemon.url + "/")
     monkeypatch.setenv("AIRLOCK_TOKEN", daemon.agent_token)
     assert block(hermes, "terminal", {"command": "ls"}, session()) is None
+
+
+def test_a_daemon_of_another_data_dir_is_not_believed(hermes, daemon, second_daemon, monkeypatch):
+    """serve.json pointing at a daemon that holds another key (a stale file after a restart
+    elsewhere, or another airlock on the port) is refused before the token is sent."""
+    monkeypatch.setenv("AIRLOCK_DATA_DIR", str(daemon.data_dir))
+    monkeypatch.setenv("AIRLOCK_URL", second_daemon.url)
+    monkeypatch.delenv("AIRLOCK_TOKEN", raising=False)
+    message = block(hermes, "terminal", {"command": "ls"}, session())
+    assert message is not None and message.startswith("BLOCKED by airlock"), message
+    assert "is not the airlock daemon of this data directory" in message, message
 
 
 def test_settings_can_only_be_stricter(hermes, use_daemon, monkeypatch):

@@ -49,6 +49,40 @@ pub fn unknown_upload_hosts(
     hosts
 }
 
+/// The host a read fetch goes to when the policy lists the hosts web-fetch tools may read
+/// (`[hosts] fetch`) and neither that list, the known hosts nor past approvals name it. `None`
+/// when no list is configured, the action is no read fetch, or the host is listed. Loopback and
+/// private addresses are left to the fetch findings (`NETWORK_INTERNAL`), which ask anyway.
+pub fn unlisted_fetch_host(s: &Settings, ctx: &Context, action: &Action) -> Option<String> {
+    if s.fetch_hosts.is_empty() {
+        return None;
+    }
+    let url = match action {
+        Action::NetworkFetch { url, method }
+            if matches!(
+                method.to_ascii_uppercase().as_str(),
+                "GET" | "HEAD" | "OPTIONS"
+            ) =>
+        {
+            url
+        }
+        Action::Tool { tool, arguments }
+            if matches!(tool.to_ascii_lowercase().as_str(), "webfetch" | "web_fetch") =>
+        {
+            arguments.get("url")?.as_str()?
+        }
+        _ => return None,
+    };
+    let host = url_host(url)?;
+    let listed = s
+        .fetch_hosts
+        .iter()
+        .chain(&s.known_hosts)
+        .chain(&ctx.known_hosts)
+        .any(|d| DomainPattern::new(d).is_ok_and(|p| p.matches(&host)));
+    (!listed && !is_loopback(&host)).then_some(host)
+}
+
 fn is_loopback(h: &str) -> bool {
     h == "localhost" || h.starts_with("127.") || h == "::1" || h.ends_with(".localhost")
 }
