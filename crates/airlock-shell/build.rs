@@ -59,6 +59,7 @@ fn main() {
     let keywords = keyword_indexes(&index);
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
     emit_options(&out);
+    emit_wrappers(&out);
     let mut spans = String::from("&[");
     for (a, b) in &pool.spans {
         let _ = write!(spans, "Span({a}, {b}), ");
@@ -578,5 +579,129 @@ fn emit_options(out: &std::path::Path) {
     body.push(']');
     if let Err(e) = fs::write(out.join("options.rs"), body) {
         panic!("cannot write options.rs: {e}");
+    }
+}
+
+/// `rules/options/wrappers.toml` as a static table (`src/wrapper_table.rs`) and a `match` from
+/// program name to entry, so finding a wrapper costs what the hand-written `match` did.
+fn emit_wrappers(out: &std::path::Path) {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../rules/options/wrappers.toml");
+    println!("cargo:rerun-if-changed={}", file.display());
+    let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("rules/options: {e}"));
+    let doc: toml::Table = text
+        .parse()
+        .unwrap_or_else(|e| panic!("rules/options/wrappers.toml: invalid TOML: {e}"));
+    let Some(toml::Value::Array(wrappers)) = doc.get("wrapper") else {
+        panic!("rules/options/wrappers.toml: no [[wrapper]] entries");
+    };
+    const KEYS: &[&str] = &[
+        "names",
+        "valued",
+        "operands",
+        "operand",
+        "script",
+        "runs_nothing_with",
+        "number",
+        "no_command",
+        "stdin_shell_with",
+        "stdin_shell_letters",
+        "examples",
+    ];
+    let strings = |t: &toml::Table, k: &str| -> Vec<String> {
+        match t.get(k) {
+            None => Vec::new(),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => {
+                        panic!("rules/options/wrappers.toml: `{k}` holds {other}, not a string")
+                    }
+                })
+                .collect(),
+            Some(other) => panic!("rules/options/wrappers.toml: `{k}` is {other}, not a list"),
+        }
+    };
+    let mut body = String::from("&[\n");
+    let mut index = String::from("match name {\n");
+    let mut seen = std::collections::HashSet::new();
+    for (i, w) in wrappers.iter().enumerate() {
+        let toml::Value::Table(t) = w else {
+            panic!("rules/options/wrappers.toml: [[wrapper]] entries must be tables");
+        };
+        for k in t.keys() {
+            if !KEYS.contains(&k.as_str()) {
+                panic!("rules/options/wrappers.toml: unknown key `{k}`");
+            }
+        }
+        let names = strings(t, "names");
+        let examples = match t.get("examples") {
+            Some(toml::Value::Array(a)) if !a.is_empty() => a,
+            _ => panic!("rules/options/wrappers.toml: {names:?} needs examples"),
+        };
+        for e in examples {
+            let ok = matches!(e, toml::Value::Array(pair) if pair.len() == 2 && pair.iter().all(toml::Value::is_str));
+            if !ok {
+                panic!("rules/options/wrappers.toml: {names:?}: an example is [line, runs]");
+            }
+        }
+        if names.is_empty() {
+            panic!("rules/options/wrappers.toml: an entry has no names");
+        }
+        for n in &names {
+            if !seen.insert(n.clone()) {
+                panic!("rules/options/wrappers.toml: {n:?} is listed twice");
+            }
+        }
+        let operands = match t.get("operands") {
+            None => 0,
+            Some(v) => v
+                .as_integer()
+                .filter(|n| (0..=4).contains(n))
+                .unwrap_or_else(|| {
+                    panic!("rules/options/wrappers.toml: {names:?}: operands is 0 to 4")
+                }),
+        };
+        let duration = match t.get("operand").map(|v| v.as_str()) {
+            None => false,
+            Some(Some("duration")) => true,
+            Some(_) => panic!("rules/options/wrappers.toml: {names:?}: operand is \"duration\""),
+        };
+        let script = match t.get("script") {
+            None => false,
+            Some(toml::Value::Boolean(b)) => *b,
+            Some(_) => panic!("rules/options/wrappers.toml: {names:?}: script is true or false"),
+        };
+        let stdin_shell = match t.get("no_command").map(|v| v.as_str()) {
+            None => false,
+            Some(Some("stdin_shell")) => true,
+            Some(_) => {
+                panic!("rules/options/wrappers.toml: {names:?}: no_command is \"stdin_shell\"")
+            }
+        };
+        let letters = match t.get("stdin_shell_letters") {
+            None => String::new(),
+            Some(toml::Value::String(s)) if s.chars().all(|c| c.is_ascii_alphabetic()) => s.clone(),
+            Some(_) => {
+                panic!("rules/options/wrappers.toml: {names:?}: stdin_shell_letters are letters")
+            }
+        };
+        let _ = writeln!(
+            body,
+            "    Wrapper {{ valued: &{:?}, operands: {operands}, duration_operand: {duration}, script: {script}, runs_nothing_with: &{:?}, number: &{:?}, stdin_shell: {stdin_shell}, stdin_shell_with: &{:?}, stdin_shell_letters: {letters:?} }},",
+            strings(t, "valued"),
+            strings(t, "runs_nothing_with"),
+            strings(t, "number"),
+            strings(t, "stdin_shell_with"),
+        );
+        let alts: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        let _ = writeln!(index, "    {} => Some({i}),", alts.join(" | "));
+    }
+    body.push(']');
+    index.push_str("    _ => None,\n}\n");
+    for (name, text) in [("wrappers.rs", body), ("wrapper_index.rs", index)] {
+        if let Err(e) = fs::write(out.join(name), text) {
+            panic!("cannot write {name}: {e}");
+        }
     }
 }

@@ -67,7 +67,7 @@ pub fn render(argv: &[String]) -> String {
     let mut s = String::with_capacity(name.len() + rest.iter().map(|w| w.len() + 1).sum::<usize>());
     push_joined(
         &mut s,
-        std::iter::once(name.as_str()).chain(rest.iter().map(String::as_str)),
+        std::iter::once(&*name).chain(rest.iter().map(String::as_str)),
     );
     s
 }

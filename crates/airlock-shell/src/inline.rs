@@ -72,8 +72,11 @@ const SPAWN: &[&str] = &[
     "System.shell(",
     "os:cmd(",
 ];
-const DELETE: &[&str] = &[
+/// Delete APIs; `code_deletes` reads the same names as calls to find what they remove.
+pub(crate) const DELETE: &[&str] = &[
     "rmtree",
+    // Perl's File::Path
+    "remove_tree",
     "os.remove",
     "os.unlink",
     "os.rmdir",
@@ -85,6 +88,8 @@ const DELETE: &[&str] = &[
     "fs.rm",
     "File.delete",
     "FileUtils.rm",
+    "FileUtils.remove",
+    "Dir.delete",
     "Path.unlink",
     ".unlink(",
     "remove(",

@@ -11,6 +11,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 
 pub mod argv;
 pub mod canon;
+mod code_deletes;
 mod dest;
 mod dfa;
 pub mod evasion;
@@ -29,6 +30,7 @@ pub mod typosquat;
 pub mod unwrap;
 mod walk;
 pub mod word;
+pub mod wrapper_table;
 
 pub use argv::simple_argv;
 pub use rules::{RuleError, RuleSet, Target};

@@ -598,10 +598,10 @@ pub fn prints_help(argv: &[String]) -> bool {
                     && !a.starts_with('-')
             });
     }
-    let terraform = matches!(prog.as_str(), "terraform" | "tofu");
+    let terraform = matches!(&*prog, "terraform" | "tofu");
     let known = terraform
         || matches!(
-            prog.as_str(),
+            &*prog,
             "gcloud"
                 | "az"
                 | "kubectl"
@@ -623,7 +623,7 @@ pub fn prints_help(argv: &[String]) -> bool {
         return false;
     }
     // container runners hand the words after the image to the container
-    if matches!(prog.as_str(), "docker" | "podman" | "nerdctl")
+    if matches!(&*prog, "docker" | "podman" | "nerdctl")
         && args
             .iter()
             .any(|a| matches!(a.as_str(), "run" | "exec" | "create" | "start" | "compose"))

@@ -805,7 +805,9 @@ impl KeywordIndex {
             for k in &self.long[from..to] {
                 let (start, len) = (k.start as usize, k.len as usize);
                 let kw = self.bytes.get(start..start + len).unwrap_or_default();
-                if rest.get(..len) == Some(kw) {
+                // the pair matched the first two bytes; keywords are short, so a byte loop
+                // beats a memcmp call (which a slice comparison becomes)
+                if rest.len() >= len && kw.iter().zip(rest).skip(2).all(|(a, b)| a == b) {
                     found(k.rule);
                 }
             }
@@ -1002,15 +1004,38 @@ impl RuleSet {
                 .filter(|r| fires(r))
                 .collect();
         }
-        let mut candidates: Vec<usize> = Vec::new();
-        self.keywords[on.index()].for_each_rule(text, |r| candidates.push(r));
-        candidates.sort_unstable();
-        candidates.dedup();
-        candidates
-            .into_iter()
-            .map(|i| &self.rules[i])
-            .filter(|r| r.may_match(text) && fires(r))
-            .collect()
+        // the candidates as a bit set (on the stack for up to 1,024 rules): in rule order and
+        // without repeats, with no vector to grow, sort and dedup on every command
+        const STACK_WORDS: usize = 16;
+        let words = self.rules.len().div_ceil(64);
+        let mut stack = [0u64; STACK_WORDS];
+        let mut heap: Vec<u64>;
+        let bits: &mut [u64] = if words <= STACK_WORDS {
+            &mut stack[..words]
+        } else {
+            heap = vec![0; words];
+            &mut heap
+        };
+        self.keywords[on.index()].for_each_rule(text, |r| {
+            if let Some(w) = bits.get_mut(r / 64) {
+                *w |= 1 << (r % 64);
+            }
+        });
+        let mut out = Vec::new();
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let i = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                if let Some(r) = self.rules.get(i)
+                    && r.may_match(text)
+                    && fires(r)
+                {
+                    out.push(r);
+                }
+            }
+        }
+        out
     }
 }
 

@@ -1,6 +1,13 @@
 //! Wrappers: commands whose real work is another command. `sudo rm x` runs `rm x`;
 //! `bash -c 'rm x'` runs a script; `python -c CODE` runs code. Each wrapper's own options are
-//! skipped with knowledge of which take a value, so `timeout -s KILL 5 rm x` finds `rm`.
+//! skipped with knowledge of which take a value, so `timeout -s KILL 5 rm x` finds `rm`. The
+//! regular wrappers are data (`rules/options/wrappers.toml`, read by `wrapper_table`); this
+//! file keeps the odd ones: a `-c` script (su, flock, script, sg), subcommands (docker, npm
+//! exec, kubectl exec, nix develop), remote runners, editors and debuggers, interpreters.
+
+use std::borrow::Cow;
+
+use crate::wrapper_table::{self, skip_opts};
 
 /// What a wrapper runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,16 +94,20 @@ pub fn base(prog: &str) -> &str {
 
 /// The name rules and wrappers know a program by: the base name, lower-cased (case-insensitive
 /// file systems run `BASH` as bash) and without a Windows `.exe`.
-pub fn program_name(prog: &str) -> String {
+/// Borrowed from `prog` in the usual case (a lower-case name), so the hot path allocates
+/// nothing.
+pub fn program_name(prog: &str) -> Cow<'_, str> {
     let b = base(prog);
-    let lower = if b.bytes().any(|c| c.is_ascii_uppercase()) {
-        b.to_ascii_lowercase()
-    } else {
-        b.to_string()
-    };
+    if !b.bytes().any(|c| c.is_ascii_uppercase()) {
+        return Cow::Borrowed(match b.strip_suffix(".exe") {
+            Some(s) if !s.is_empty() => s,
+            _ => b,
+        });
+    }
+    let lower = b.to_ascii_lowercase();
     match lower.strip_suffix(".exe") {
-        Some(s) if !s.is_empty() => s.to_string(),
-        _ => lower,
+        Some(s) if !s.is_empty() => Cow::Owned(s.to_string()),
+        _ => Cow::Owned(lower),
     }
 }
 
@@ -149,36 +160,6 @@ const DOCKER_GLOBAL_VALUED: &[&str] = &[
     "--log-level",
 ];
 
-/// Skips options of a wrapper. `with_value` lists short and long options that take a separate
-/// value. Returns the index of the first operand.
-fn skip_opts(args: &[String], from: usize, with_value: &[&str]) -> usize {
-    let mut i = from;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if a == "--" {
-            return i + 1;
-        }
-        if !a.starts_with('-') || a == "-" {
-            return i;
-        }
-        if with_value.contains(&a) {
-            i += 2;
-            continue;
-        }
-        // a short cluster ending in an option that takes a value: `-u root` written `-uroot`
-        // carries its value; `-nu root` takes the next word
-        if !a.starts_with("--") && a.len() > 2 {
-            let last = &a[a.len() - 1..];
-            if with_value.iter().any(|w| w.len() == 2 && &w[1..] == last) {
-                i += 2;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    i
-}
-
 fn rest(args: &[String], at: usize) -> Option<Inner> {
     (at < args.len()).then(|| Inner::Argv(args[at..].to_vec()))
 }
@@ -230,64 +211,9 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         return Vec::new();
     };
     let name_owned = program_name(prog);
-    let name = name_owned.as_str();
+    let name = &*name_owned;
     let one = |x: Option<Inner>| x.into_iter().collect::<Vec<_>>();
     match name {
-        "sudo" => {
-            // `sudo -s`/`-i` without a command opens a root shell: no inner command.
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-u",
-                    "-g",
-                    "-C",
-                    "-D",
-                    "-h",
-                    "-p",
-                    "-r",
-                    "-t",
-                    "-T",
-                    "-U",
-                    "-R",
-                    "--user",
-                    "--group",
-                    "--chdir",
-                    "--prompt",
-                    "--host",
-                    "--role",
-                    "--type",
-                    "--close-from",
-                    "--other-user",
-                    "--command-timeout",
-                ],
-            );
-            match rest(argv, at) {
-                Some(inner) => vec![inner],
-                // `sudo -s` / `sudo -i` with no command: a root shell that runs whatever
-                // arrives on standard input (`sudo -s <<EOF … EOF`)
-                None if argv[1..at].iter().any(|a| {
-                    matches!(a.as_str(), "--shell" | "--login")
-                        || (a.starts_with('-')
-                            && !a.starts_with("--")
-                            && a[1..].contains(['s', 'i']))
-                }) =>
-                {
-                    vec![Inner::ReadsStdin(Lang::Shell)]
-                }
-                None => Vec::new(),
-            }
-        }
-        "doas" => {
-            let at = skip_opts(argv, 1, &["-u", "-C"]);
-            match rest(argv, at) {
-                Some(inner) => vec![inner],
-                None if argv[1..at].iter().any(|a| a == "-s") => {
-                    vec![Inner::ReadsStdin(Lang::Shell)]
-                }
-                None => Vec::new(),
-            }
-        }
         "runuser" if argv.iter().any(|a| a == "-u" || a.starts_with("--user")) => {
             // `runuser -u USER CMD…` runs CMD directly; with --command it refuses to run
             if su_command(argv).is_some() {
@@ -308,81 +234,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             None => Vec::new(),
         },
         "env" => one(env_inner(argv)),
-        "nice" => {
-            // an adjustment that is not a number makes nice fail before running anything
-            let bad = argv
-                .windows(2)
-                .any(|w| w[0] == "-n" && w[1].parse::<i32>().is_err());
-            if bad {
-                Vec::new()
-            } else {
-                one(rest(argv, skip_opts(argv, 1, &["-n", "--adjustment"])))
-            }
-        }
-        "ionice" => one(rest(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
-            ),
-        )),
-        "nohup" | "builtin" | "unbuffer" | "caffeinate" | "command-not-found" | "proxychains"
-        | "proxychains4" | "torsocks" | "fakeroot" | "catchsegv" | "valgrind" | "firejail" => {
-            one(rest(argv, skip_opts(argv, 1, &[])))
-        }
-        "command" => {
-            // `command -v x` / `-V` only looks x up
-            if argv.iter().skip(1).any(|a| a == "-v" || a == "-V") {
-                return Vec::new();
-            }
-            one(rest(argv, skip_opts(argv, 1, &[])))
-        }
-        "exec" => one(rest(argv, skip_opts(argv, 1, &["-a"]))),
-        "time" => one(rest(
-            argv,
-            skip_opts(argv, 1, &["-f", "-o", "--format", "--output"]),
-        )),
-        // `chrt [-b|-f|-i|-o|-r|-d] PRIORITY CMD`: its policy options are switches; `-p` works
-        // on a running process instead of starting one
-        "chrt" => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-T",
-                    "-P",
-                    "-D",
-                    "--sched-runtime",
-                    "--sched-period",
-                    "--sched-deadline",
-                ],
-            );
-            if argv[1..at].iter().any(|a| a == "-p" || a == "--pid") {
-                return Vec::new();
-            }
-            one(rest(argv, at + 1))
-        }
-        "setsid" | "stdbuf" | "taskset" | "numactl" | "prlimit" | "cpulimit" => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-i", "-o", "-e", "-p", "--pid", "-l", "--limit", "-C", "-m", "-N",
-                ],
-            );
-            // taskset MASK cmd takes a leading positional value
-            let at = if name == "taskset" { at + 1 } else { at };
-            one(rest(argv, at))
-        }
-        "timeout" => {
-            let at = skip_opts(argv, 1, &["-s", "-k", "--signal", "--kill-after"]);
-            // timeout refuses a duration it cannot read, and runs nothing
-            match argv.get(at) {
-                Some(d) if is_duration(d) => one(rest(argv, at + 1)),
-                _ => Vec::new(),
-            }
-        }
         "flock" => {
             let at = skip_opts(argv, 1, &["-w", "--timeout", "-E", "--conflict-exit-code"]);
             // flock FILE -c CMD | flock FILE CMD...
@@ -393,10 +244,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 _ => one(rest(argv, at + 1)),
             }
         }
-        "chroot" => one(rest(
-            argv,
-            skip_opts(argv, 1, &["--userspec", "--groups"]) + 1,
-        )),
         "busybox" | "toybox" => {
             // `busybox sh -c …` runs the applet named next
             one(rest(argv, 1))
@@ -437,88 +284,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         "make" | "gmake" | "bmake" | "remake" if make_reads_stdin(argv) => {
             vec![Inner::ReadsStdin(Lang::Make)]
         }
-        "pkexec" => one(rest(argv, skip_opts(argv, 1, &["--user", "-u"]))),
-        // `run0` / `systemd-run` start the command as a transient unit (run0 as root; both
-        // open a shell when no command is given)
-        "run0" | "systemd-run" => {
-            // run0's `-u`/`--user` name a user; systemd-run's `--user` is a switch and `-u` is
-            // its `--unit`
-            let user: &[&str] = if name == "run0" {
-                &["--user", "-g", "--group", "-D", "--chdir"]
-            } else {
-                &[]
-            };
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    user,
-                    &[
-                        "-u",
-                        "--unit",
-                        "-p",
-                        "--property",
-                        "--description",
-                        "--slice",
-                        "-E",
-                        "--setenv",
-                        "--nice",
-                        "-M",
-                        "--machine",
-                        "-H",
-                        "--host",
-                        "--uid",
-                        "--gid",
-                        "--working-directory",
-                        "--on-active",
-                        "--on-boot",
-                        "--on-startup",
-                        "--on-unit-active",
-                        "--on-unit-inactive",
-                        "--on-calendar",
-                        "--timer-property",
-                        "--path-property",
-                        "--socket-property",
-                        "--background",
-                    ][..],
-                ]
-                .concat(),
-            );
-            match rest(argv, at) {
-                Some(inner) => vec![inner],
-                None if name == "run0" => vec![Inner::ReadsStdin(Lang::Shell)],
-                None => Vec::new(),
-            }
-        }
-        // namespace tools run a command (or the user's shell) inside new or existing namespaces
-        "unshare" | "nsenter" => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "-t",
-                    "--target",
-                    "-S",
-                    "--setuid",
-                    "-G",
-                    "--setgid",
-                    "-w",
-                    "--wd",
-                    "-R",
-                    "--root",
-                    "--map-user",
-                    "--map-group",
-                    "--map-users",
-                    "--map-groups",
-                    "--propagation",
-                    "--setgroups",
-                ],
-            );
-            match rest(argv, at) {
-                Some(inner) => vec![inner],
-                None => vec![Inner::ReadsStdin(Lang::Shell)],
-            }
-        }
         // `script -c CMD [FILE]` runs CMD under a pseudo-terminal
         "script" => {
             let mut out = Vec::new();
@@ -533,14 +298,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 }
             }
             out
-        }
-        // `screen -dm CMD…` runs CMD in a detached session
-        "screen" => {
-            let at = skip_opts(argv, 1, &["-S", "-c", "-t", "-p", "-X", "-e", "-h", "-T"]);
-            if argv[1..at].iter().any(|a| a == "-X") {
-                return Vec::new();
-            }
-            one(rest(argv, at))
         }
         "tmux" => tmux_command(argv),
         // `vim -c '!CMD'`, `vim +'!CMD'`: an Ex command starting with `!` runs a shell command
@@ -611,10 +368,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 vec![Inner::Script(cmd)]
             }
         }
-        "watch" => one(joined(
-            argv,
-            skip_opts(argv, 1, &["-n", "--interval", "-d", "-g", "-q"]),
-        )),
         "ssh" => {
             const VALUED: &[&str] = &[
                 "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-m",
@@ -657,18 +410,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
         }
         "docker-compose" | "podman-compose" => one(compose_command(argv, 1)),
         "docker" | "podman" | "nerdctl" => one(container_command(argv)),
-        // tracers and debuggers run the command they trace
-        "strace" | "ltrace" => one(rest(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &[
-                    "-e", "-o", "-p", "-s", "-u", "-E", "-a", "-P", "-I", "-b", "-O", "-S", "-X",
-                    "-n", "-l", "-x", "-F", "-A", "-D", "-w", "-L",
-                ],
-            ),
-        )),
         // `gdb -ex 'shell CMD'` / `-ex '!CMD'`: a debugger command that runs a shell command
         "gdb" => argv
             .iter()
@@ -687,76 +428,10 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                     .map(|c| Inner::Script(c.to_string()))
             })
             .collect(),
-        // user-switching and sandbox launchers: `gosu USER CMD`, `su-exec USER CMD`,
-        // `chpst -u USER CMD`, `setpriv --reuid=0 CMD`, `proot -r DIR CMD`, `bwrap … CMD`
-        "gosu" | "su-exec" => one(rest(argv, skip_opts(argv, 1, &[]) + 1)),
-        "chpst" => one(rest(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &[
-                    "-u", "-U", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c",
-                    "-r", "-t",
-                ],
-            ),
-        )),
-        "setpriv" => one(rest(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &[
-                    "--reuid",
-                    "--regid",
-                    "--ruid",
-                    "--euid",
-                    "--rgid",
-                    "--egid",
-                    "--groups",
-                    "--inh-caps",
-                    "--ambient-caps",
-                    "--bounding-set",
-                    "--securebits",
-                    "--selinux-label",
-                    "--apparmor-profile",
-                    "--landlock-access",
-                    "--landlock-rule",
-                    "--pdeathsig",
-                ],
-            ),
-        )),
-        "proot" => one(rest(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &[
-                    "-r",
-                    "-b",
-                    "-m",
-                    "-w",
-                    "-q",
-                    "-k",
-                    "-R",
-                    "-S",
-                    "--rootfs",
-                    "--bind",
-                    "--mount",
-                    "--cwd",
-                    "--qemu",
-                    "--kernel-release",
-                ],
-            ),
-        )),
         "bwrap" => one(rest(argv, bwrap_operand(argv))),
-        "faketime" | "direnv" if name == "faketime" || argv.get(1).is_some_and(|a| a == "exec") => {
-            // `faketime TIME CMD`, `direnv exec DIR CMD`
-            let at = skip_opts(argv, 1, &["-f"]) + if name == "direnv" { 2 } else { 1 };
-            one(rest(argv, at))
-        }
-        "entr" | "with-contenv" | "dotenv" | "chronic" => {
-            one(rest(argv, skip_opts(argv, 1, &["-e", "-c", "-v", "-f"])))
+        // `direnv exec DIR CMD`
+        "direnv" if argv.get(1).is_some_and(|a| a == "exec") => {
+            one(rest(argv, skip_opts(argv, 1, &["-f"]) + 2))
         }
         // `sg GROUP -c CMD` / `sg GROUP CMD`
         "sg" => match (argv.get(2).map(String::as_str), argv.get(3)) {
@@ -825,12 +500,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .unwrap_or(0);
             one(argv.get(c + 1).map(|s| Inner::Script(s.clone())))
         }
-        // `npx PKG ARGS`, `bunx PKG ARGS`, `pnpm dlx` / `yarn dlx PKG ARGS` run the package's
-        // program with ARGS (`npx rimraf ~` deletes like `rm -rf ~`)
-        "npx" | "bunx" => one(rest(
-            argv,
-            skip_opts(argv, 1, &["-p", "--package", "--cache", "--userconfig"]),
-        )),
         "pnpm" | "yarn" if argv.get(1).is_some_and(|s| s == "dlx") => {
             one(rest(argv, skip_opts(argv, 2, &["-p", "--package"])))
         }
@@ -916,18 +585,6 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
                 .map(|w| Inner::Script(w[1].clone()))
                 .collect()
         }
-        // `pdsh -w HOSTS CMD`, `pssh -h FILE CMD`, `clush -w HOSTS CMD`
-        "pdsh" | "pssh" | "parallel-ssh" | "clush" => one(joined(
-            argv,
-            skip_opts(
-                argv,
-                1,
-                &[
-                    "-w", "-x", "-g", "-X", "-h", "-H", "-l", "-p", "-t", "-o", "-e", "-O", "-R",
-                    "-f", "-u",
-                ],
-            ),
-        )),
         // `salt TARGET cmd.run CMD`
         "salt" | "salt-call" | "salt-ssh" => match argv
             .iter()
@@ -982,25 +639,32 @@ pub fn unwrap(argv: &[String]) -> Vec<Inner> {
             out.extend(git_subcommand_programs(argv));
             out
         }
-        _ if is_loader(name) => {
-            let at = skip_opts(
-                argv,
-                1,
-                &[
-                    "--library-path",
-                    "--preload",
-                    "--audit",
-                    "--argv0",
-                    "--inhibit-rpath",
-                ],
-            );
-            one(rest(argv, at))
+        // the regular wrappers (`sudo`, `nice`, `timeout`, `nohup`, …) are data:
+        // `rules/options/wrappers.toml`
+        _ => {
+            if let Some(w) = wrapper_table::entry(name) {
+                return w.inner(argv);
+            }
+            if is_loader(name) {
+                let at = skip_opts(
+                    argv,
+                    1,
+                    &[
+                        "--library-path",
+                        "--preload",
+                        "--audit",
+                        "--argv0",
+                        "--inhibit-rpath",
+                    ],
+                );
+                return one(rest(argv, at));
+            }
+            match lang_of(name) {
+                Some(lang) => interpreter(argv, lang),
+                None if name == "sed" => sed_script(argv),
+                None => Vec::new(),
+            }
         }
-        _ => match lang_of(name) {
-            Some(lang) => interpreter(argv, lang),
-            None if name == "sed" => sed_script(argv),
-            None => Vec::new(),
-        },
     }
 }
 
@@ -1795,11 +1459,6 @@ fn container_command(argv: &[String]) -> Option<Inner> {
     let at = skip_opts(argv, i + 1, WITH_VALUE);
     // the container or image, then the command
     rest(argv, at + 1)
-}
-
-fn is_duration(d: &str) -> bool {
-    let d = d.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(d);
-    !d.is_empty() && d.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)
 }
 
 fn awk_program(argv: &[String]) -> Vec<Inner> {

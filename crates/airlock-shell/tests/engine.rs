@@ -165,7 +165,8 @@ fn unset_variables_before_a_slash_ask_in_destructive_commands() {
 #[test]
 fn inline_code_with_capabilities_asks() {
     for cmd in [
-        "python3 -c 'import shutil; shutil.rmtree(\"build\")'",
+        // `build` is regenerable output and its delete a cleanup (issue 19); `src` is not
+        "python3 -c 'import shutil; shutil.rmtree(\"src\")'",
         "node -e 'require(\"child_process\").execSync(\"id\")'",
         "perl -e 'system(\"id\")'",
         "awk 'BEGIN { system(\"id\") }'",
