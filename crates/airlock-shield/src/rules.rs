@@ -42,6 +42,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "crisis.toml",
         include_str!("../../../rules/text/crisis.toml"),
     ),
+    (
+        "tool_output.toml",
+        include_str!("../../../rules/text/tool_output.toml"),
+    ),
 ];
 
 /// The prefilter keeps its woken set in a fixed bit array of this many rules.
