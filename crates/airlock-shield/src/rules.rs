@@ -18,6 +18,7 @@ use regex::Regex;
 use regex_automata::{Input, meta};
 use serde::Deserialize;
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::plan::plan;
@@ -646,7 +647,7 @@ impl KeywordTable {
         }
         let mut index: Vec<usize> = vec![usize::MAX; start_at + 1];
         index[start_at] = 0;
-        let mut raw: Vec<usize> = Vec::new();
+        let mut raw: Vec<u32> = Vec::new();
         let mut k = 0;
         while k < ids.len() {
             let sid = ids[k];
@@ -663,7 +664,8 @@ impl KeywordTable {
                     index[id] = ids.len();
                     ids.push(next);
                 }
-                raw.push(index[id]);
+                // Below 1 << 26 (checked above), so it fits.
+                raw.push(index[id] as u32);
             }
             k += 1;
         }
@@ -671,7 +673,7 @@ impl KeywordTable {
         // States entered by a space (other than the start, which a space leaves or keeps).
         let mut spaced = vec![false; ids.len()];
         for s in 0..ids.len() {
-            let next = raw[s * 256 + usize::from(b' ')];
+            let next = raw[s * 256 + usize::from(b' ')] as usize;
             spaced[next] |= next != 0;
         }
         // Rows: each state, then a match-free copy of each spaced match state.
@@ -692,24 +694,28 @@ impl KeywordTable {
                     s
                 };
             }
-            raw[s * 256 + usize::from(b)]
+            raw[s * 256 + usize::from(b)] as usize
         };
-        // Byte classes: bytes that lead every row to the same row (whitespace kept apart).
+        // Byte classes: bytes that lead every row to the same row (whitespace kept apart),
+        // numbered in the order of their first byte. Each byte's column is built once and looked
+        // up by value: comparing every byte with every class row by row was most of the
+        // scanner's start-up once the rules' regexes were built lazily.
         let mut class = [0u8; 256];
         let mut reps: Vec<u8> = Vec::new();
+        let mut seen: HashMap<(bool, Vec<u32>), u8> = HashMap::new();
         for b in 0..=255u8 {
-            let same = |&r: &u8| {
-                SPACE[usize::from(r)] == SPACE[usize::from(b)]
-                    && (0..rows.len()).all(|row| next_row(row, r) == next_row(row, b))
-            };
-            let c = match reps.iter().position(same) {
-                Some(c) => c,
+            let column: Vec<u32> = (0..rows.len()).map(|row| next_row(row, b) as u32).collect();
+            let key = (SPACE[usize::from(b)], column);
+            let c = match seen.get(&key) {
+                Some(&c) => c,
                 None => {
+                    let c = u8::try_from(reps.len()).map_err(|_| "too many byte classes")?;
                     reps.push(b);
-                    reps.len() - 1
+                    seen.insert(key, c);
+                    c
                 }
             };
-            class[usize::from(b)] = u8::try_from(c).map_err(|_| "too many byte classes")?;
+            class[usize::from(b)] = c;
         }
         // Number the rows: those without matches first.
         let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
