@@ -18,6 +18,7 @@ use regex::Regex;
 use regex_automata::{Input, meta};
 use serde::Deserialize;
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::plan::plan;
@@ -41,6 +42,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "crisis.toml",
         include_str!("../../../rules/text/crisis.toml"),
+    ),
+    (
+        "tool_output.toml",
+        include_str!("../../../rules/text/tool_output.toml"),
     ),
 ];
 
@@ -101,8 +106,21 @@ pub struct Rule {
     user: bool,
     tool: bool,
     pattern: String,
+    /// The rule's keywords, lowercased, each once (the prefilter wakes the rule by their index).
+    keywords: Vec<String>,
     /// The whole pattern, compiled on first use (checks and tests; the scan runs the parts).
     full: OnceLock<Option<Regex>>,
+    /// What the scan runs, built when a keyword first wakes the rule (or at load, see
+    /// [`RuleSet::compile`]): most texts wake few rules, and building all of them was nearly
+    /// all of `airlock scan`'s start-up. An error is kept and reported as a match (deny).
+    parts: OnceLock<Result<Parts, String>>,
+    pub must_match: Vec<String>,
+    pub not_match: Vec<String>,
+}
+
+/// A rule's compiled parts, as its [`plan`] says.
+#[derive(Debug)]
+struct Parts {
     /// `\A(?:…)` over the branches whose matches start with a keyword: tried at keyword hits.
     anchored: Option<Regex>,
     /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
@@ -110,8 +128,52 @@ pub struct Rule {
     /// its keyword).
     /// Compiled without the regex engine's literal prefilter (see [`build_windowed`]).
     windowed: Vec<(meta::Regex, usize)>,
-    pub must_match: Vec<String>,
-    pub not_match: Vec<String>,
+    /// For each of the rule's keywords, what its hit does: bit 0 ([`ANCHORED`]) tries the
+    /// anchored branches, bit `1 + g` opens a window for windowed group `g` (0: nothing).
+    modes: Vec<u8>,
+}
+
+impl Parts {
+    fn build(pattern: &str, keywords: &[String]) -> Result<Parts, String> {
+        let plan = plan(pattern, keywords);
+        let anchored = if plan.anchored.is_empty() {
+            None
+        } else {
+            let src = format!(r"\A(?:{})", plan.anchored.join("|"));
+            Some(build_regex(&src).map_err(|e| e.to_string())?)
+        };
+        let mut windowed = Vec::new();
+        for (branches, _) in plan.windowed.iter().take(GROUPS) {
+            if branches.is_empty() {
+                continue;
+            }
+            let joined = branches.join("|");
+            let re = build_windowed(&joined).map_err(|e| e.to_string())?;
+            windowed.push((re, reach(&joined)));
+        }
+        let modes = (0..keywords.len())
+            .map(|i| {
+                let windows = plan
+                    .windowed
+                    .iter()
+                    .take(GROUPS)
+                    .enumerate()
+                    .filter(|(_, (_, wake))| wake.contains(&i))
+                    .fold(0, |m, (g, _)| m | (2 << g));
+                let anchored = if plan.anchored_wake.contains(&i) {
+                    ANCHORED
+                } else {
+                    0
+                };
+                anchored | windows
+            })
+            .collect();
+        Ok(Parts {
+            anchored,
+            windowed,
+            modes,
+        })
+    }
 }
 
 impl Rule {
@@ -120,6 +182,14 @@ impl Rule {
         self.full
             .get_or_init(|| build_regex(&self.pattern).ok())
             .as_ref()
+    }
+
+    /// The parts the scan runs, built on first use.
+    fn parts(&self) -> Result<&Parts, &str> {
+        self.parts
+            .get_or_init(|| Parts::build(&self.pattern, &self.keywords))
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     pub fn applies(&self, d: Direction) -> bool {
@@ -135,8 +205,8 @@ impl Rule {
 pub struct RuleSet {
     pub rules: Vec<Rule>,
     prefilter: KeywordTable,
-    /// For each prefilter pattern, the rules it can wake and how: bit 0 ([`ANCHORED`]) tries
-    /// the anchored branches, bit `1 + g` opens a window for windowed group `g`.
+    /// For each prefilter pattern, the rules it can wake, each with the pattern's index among
+    /// that rule's keywords (what the hit does is in the rule's [`Parts::modes`]).
     keyword_rules: Vec<Vec<(u16, u8)>>,
     /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
     /// is not woken by "said" (every pattern starts its words at `\b`).
@@ -195,8 +265,20 @@ pub struct Hit {
 }
 
 impl RuleSet {
-    /// Parses and compiles rule files `(name, toml)`.
+    /// Parses and compiles rule files `(name, toml)`, every rule's regexes built and checked
+    /// now: for rule files a person supplies, whose mistakes must show at load.
     pub fn compile(files: &[(&str, &str)]) -> Result<RuleSet, Error> {
+        RuleSet::load(files, true)
+    }
+
+    /// Parses rule files `(name, toml)` and builds the keyword prefilter; each rule's regexes
+    /// are built when a keyword first wakes it. For the shipped rules, which the tests compile
+    /// and check: a short text then builds only the few rules it can reach.
+    pub fn compile_lazy(files: &[(&str, &str)]) -> Result<RuleSet, Error> {
+        RuleSet::load(files, false)
+    }
+
+    fn load(files: &[(&str, &str)], eager: bool) -> Result<RuleSet, Error> {
         let mut rules = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<(u16, u8)>> = Vec::new();
@@ -219,57 +301,27 @@ impl RuleSet {
                 if spec.keywords.is_empty() || spec.must_match.is_empty() {
                     return Err(bad("needs keywords and at least one match example".into()));
                 }
-                let lower: Vec<String> = spec
-                    .keywords
-                    .iter()
-                    .map(|k| k.to_ascii_lowercase())
-                    .collect();
-                let plan = plan(&spec.pattern, &lower);
-                let part = |branches: &[String], anchored: bool| -> Result<Option<Regex>, Error> {
-                    if branches.is_empty() {
-                        return Ok(None);
+                let mut lower: Vec<String> = Vec::with_capacity(spec.keywords.len());
+                for k in &spec.keywords {
+                    let k = k.to_ascii_lowercase();
+                    if !lower.contains(&k) {
+                        lower.push(k);
                     }
-                    let joined = branches.join("|");
-                    let src = if anchored {
-                        format!(r"\A(?:{joined})")
-                    } else {
-                        joined
-                    };
-                    build_regex(&src).map(Some).map_err(|e| bad(e.to_string()))
-                };
-                let anchored = part(&plan.anchored, true)?;
-                let mut windowed = Vec::new();
-                for (branches, _) in plan.windowed.iter().take(GROUPS) {
-                    if branches.is_empty() {
-                        continue;
-                    }
-                    let joined = branches.join("|");
-                    let re = build_windowed(&joined).map_err(|e| bad(e.to_string()))?;
-                    windowed.push((re, reach(&joined)));
+                }
+                let parts = OnceLock::new();
+                if eager {
+                    let built = Parts::build(&spec.pattern, &lower).map_err(bad)?;
+                    // A new cell: setting it cannot fail.
+                    let _ = parts.set(Ok(built));
                 }
                 let idx = u16::try_from(rules.len()).map_err(|_| bad("too many rules".into()))?;
-                for (i, k) in lower.into_iter().enumerate() {
-                    let windows = plan
-                        .windowed
-                        .iter()
-                        .take(GROUPS)
-                        .enumerate()
-                        .filter(|(_, (_, wake))| wake.contains(&i))
-                        .fold(0, |m, (g, _)| m | (2 << g));
-                    let anchored = if plan.anchored_wake.contains(&i) {
-                        ANCHORED
-                    } else {
-                        0
-                    };
-                    let mode = anchored | windows;
-                    if mode == 0 {
-                        continue;
-                    }
-                    match keywords.iter().position(|x| *x == k) {
-                        Some(p) => keyword_rules[p].push((idx, mode)),
+                for (i, k) in lower.iter().enumerate() {
+                    let i = u8::try_from(i).map_err(|_| bad("at most 256 keywords".into()))?;
+                    match keywords.iter().position(|x| x == k) {
+                        Some(p) => keyword_rules[p].push((idx, i)),
                         None => {
-                            keywords.push(k);
-                            keyword_rules.push(vec![(idx, mode)]);
+                            keywords.push(k.clone());
+                            keyword_rules.push(vec![(idx, i)]);
                         }
                     }
                 }
@@ -282,9 +334,9 @@ impl RuleSet {
                     message: spec.message,
                     weight: spec.weight,
                     pattern: spec.pattern,
+                    keywords: lower,
                     full: OnceLock::new(),
-                    anchored,
-                    windowed,
+                    parts,
                     must_match: spec.must_match,
                     not_match: spec.not_match,
                 });
@@ -364,14 +416,26 @@ impl RuleSet {
         let mut hits: Vec<Hit> = Vec::new();
         let mut spread: Option<Option<usize>> = known;
         self.keyword_hits(text, |k, ks, ke| {
-            for &(r, mode) in &self.keyword_rules[k] {
+            for &(r, ki) in &self.keyword_rules[k] {
                 let r = usize::from(r);
                 if r >= n || found[r] >= MAX_PER_RULE || !self.rules[r].applies(dir) {
                     continue;
                 }
                 let rule = &self.rules[r];
+                let Ok(parts) = rule.parts() else {
+                    // A rule that does not build (only possible for a file nobody checked) is
+                    // reported as a match: an internal error denies.
+                    hits.push(Hit {
+                        rule: r,
+                        start: ks,
+                        end: ke,
+                    });
+                    found[r] = MAX_PER_RULE;
+                    continue;
+                };
+                let mode = parts.modes.get(usize::from(ki)).copied().unwrap_or(0);
                 if mode & ANCHORED != 0
-                    && let Some(re) = &rule.anchored
+                    && let Some(re) = &parts.anchored
                     && !(anchored_at[r].0..anchored_at[r].1).contains(&(ks as u32))
                     && !(self.word_start[k] && ends_in_word_char(&text[..ks]))
                     && let Some(m) = re.find(&text[ks..])
@@ -385,7 +449,7 @@ impl RuleSet {
                     found[r] += 1;
                     anchored_at[r] = (ks as u32, (end.max(ks + 1)) as u32);
                 }
-                for (g, &(_, reach)) in rule.windowed.iter().enumerate() {
+                for (g, &(_, reach)) in parts.windowed.iter().enumerate() {
                     if mode & (2 << g) == 0 || found[r] >= MAX_PER_RULE {
                         continue;
                     }
@@ -429,7 +493,7 @@ impl RuleSet {
         found: &mut u8,
         out: &mut Vec<Hit>,
     ) {
-        let Some((re, _)) = self.rules[r].windowed.get(g) else {
+        let Some((re, _)) = self.rules[r].parts().ok().and_then(|p| p.windowed.get(g)) else {
             return;
         };
         let hay = &text[..e];
@@ -467,13 +531,24 @@ impl RuleSet {
             })
     }
 
+    /// How many rules have their regexes built (all of them once [`RuleSet::compile`] returns).
+    pub fn built(&self) -> usize {
+        self.rules
+            .iter()
+            .filter(|r| r.parts.get().is_some())
+            .count()
+    }
+
     /// True when the prefilter wakes rule `r` for `text`.
     pub fn prefilter_wakes(&self, text: &str, r: usize) -> bool {
         let mut yes = false;
         self.keyword_hits(text, |k, _, _| {
-            yes |= self.keyword_rules[k]
-                .iter()
-                .any(|&(x, _)| usize::from(x) == r);
+            yes |= self.keyword_rules[k].iter().any(|&(x, ki)| {
+                usize::from(x) == r
+                    && self.rules[r]
+                        .parts()
+                        .is_ok_and(|p| p.modes.get(usize::from(ki)).is_some_and(|&m| m != 0))
+            });
         });
         yes
     }
@@ -572,7 +647,7 @@ impl KeywordTable {
         }
         let mut index: Vec<usize> = vec![usize::MAX; start_at + 1];
         index[start_at] = 0;
-        let mut raw: Vec<usize> = Vec::new();
+        let mut raw: Vec<u32> = Vec::new();
         let mut k = 0;
         while k < ids.len() {
             let sid = ids[k];
@@ -589,7 +664,8 @@ impl KeywordTable {
                     index[id] = ids.len();
                     ids.push(next);
                 }
-                raw.push(index[id]);
+                // Below 1 << 26 (checked above), so it fits.
+                raw.push(index[id] as u32);
             }
             k += 1;
         }
@@ -597,7 +673,7 @@ impl KeywordTable {
         // States entered by a space (other than the start, which a space leaves or keeps).
         let mut spaced = vec![false; ids.len()];
         for s in 0..ids.len() {
-            let next = raw[s * 256 + usize::from(b' ')];
+            let next = raw[s * 256 + usize::from(b' ')] as usize;
             spaced[next] |= next != 0;
         }
         // Rows: each state, then a match-free copy of each spaced match state.
@@ -618,24 +694,28 @@ impl KeywordTable {
                     s
                 };
             }
-            raw[s * 256 + usize::from(b)]
+            raw[s * 256 + usize::from(b)] as usize
         };
-        // Byte classes: bytes that lead every row to the same row (whitespace kept apart).
+        // Byte classes: bytes that lead every row to the same row (whitespace kept apart),
+        // numbered in the order of their first byte. Each byte's column is built once and looked
+        // up by value: comparing every byte with every class row by row was most of the
+        // scanner's start-up once the rules' regexes were built lazily.
         let mut class = [0u8; 256];
         let mut reps: Vec<u8> = Vec::new();
+        let mut seen: HashMap<(bool, Vec<u32>), u8> = HashMap::new();
         for b in 0..=255u8 {
-            let same = |&r: &u8| {
-                SPACE[usize::from(r)] == SPACE[usize::from(b)]
-                    && (0..rows.len()).all(|row| next_row(row, r) == next_row(row, b))
-            };
-            let c = match reps.iter().position(same) {
-                Some(c) => c,
+            let column: Vec<u32> = (0..rows.len()).map(|row| next_row(row, b) as u32).collect();
+            let key = (SPACE[usize::from(b)], column);
+            let c = match seen.get(&key) {
+                Some(&c) => c,
                 None => {
+                    let c = u8::try_from(reps.len()).map_err(|_| "too many byte classes")?;
                     reps.push(b);
-                    reps.len() - 1
+                    seen.insert(key, c);
+                    c
                 }
             };
-            class[usize::from(b)] = u8::try_from(c).map_err(|_| "too many byte classes")?;
+            class[usize::from(b)] = c;
         }
         // Number the rows: those without matches first.
         let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
@@ -780,6 +860,66 @@ mod tests {
         if let Err(e) = set.check_examples() {
             panic!("{e}");
         }
+    }
+
+    /// Every example of every shipped rule, in both directions, scanned by a set built at load
+    /// and by one built lazily: the same hits, so building on first use changes nothing.
+    #[test]
+    fn lazy_and_eager_sets_find_the_same() {
+        let eager = RuleSet::compile(BUILTIN).unwrap();
+        let lazy = RuleSet::compile_lazy(BUILTIN).unwrap();
+        assert_eq!(lazy.built(), 0);
+        let hits = |set: &RuleSet, text: &str, d: Direction| {
+            let mut v = Vec::new();
+            set.scan(text, d, |h| v.push((h.rule, h.start, h.end)));
+            v
+        };
+        let mut texts: Vec<&str> = Vec::new();
+        for r in &eager.rules {
+            texts.extend(r.must_match.iter().map(String::as_str));
+            texts.extend(r.not_match.iter().map(String::as_str));
+        }
+        let mut found = 0;
+        for t in &texts {
+            for d in [Direction::User, Direction::Tool] {
+                let want = hits(&eager, t, d);
+                found += want.len();
+                assert_eq!(hits(&lazy, t, d), want, "{t:?} {d:?}");
+            }
+        }
+        assert!(found > texts.len());
+    }
+
+    /// A short ordinary text builds few of the shipped rules.
+    #[test]
+    fn a_short_text_builds_few_rules() {
+        let lazy = RuleSet::compile_lazy(BUILTIN).unwrap();
+        lazy.scan(
+            "What time does the library open on Sunday?",
+            Direction::User,
+            |_| (),
+        );
+        assert!(
+            lazy.built() * 4 < lazy.rules.len(),
+            "{} of {} built",
+            lazy.built(),
+            lazy.rules.len()
+        );
+    }
+
+    /// A pattern that does not build fails at load when built eagerly; built lazily (never for
+    /// files a person supplies), it is reported as a match when woken, so the scan denies.
+    #[test]
+    fn a_rule_that_does_not_build_fails_or_denies() {
+        let file = "[[rule]]\nid = \"t.bad\"\nkind = \"attack\"\ncategory = \"c\"\nweight = 0.9\nkeywords = [\"oops\"]\npattern = '''oops(\\w+'''\nmessage = \"m\"\nmatch = [\"oops\"]\n";
+        assert!(RuleSet::compile(&[("bad.toml", file)]).is_err());
+        let lazy = RuleSet::compile_lazy(&[("bad.toml", file)]).unwrap();
+        let mut hits = Vec::new();
+        lazy.scan("well oops there", Direction::User, |h| hits.push(h.rule));
+        assert_eq!(hits, vec![0]);
+        let mut none = Vec::new();
+        lazy.scan("all fine here", Direction::User, |h| none.push(h.rule));
+        assert!(none.is_empty());
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl Scanner {
     /// The shipped rules, weights and crisis response.
     pub fn builtin() -> Result<Scanner, Error> {
         Ok(Scanner {
-            rules: RuleSet::compile(BUILTIN)?,
+            rules: RuleSet::compile_lazy(BUILTIN)?,
             model: Model::from_bytes(crate::model::WEIGHTS)?,
             crisis: CrisisResponse::builtin()?,
         })
