@@ -295,8 +295,12 @@ fn check_settings(kind: LayerKind, f: &PolicyFile) -> Result<(), String> {
         for g in &b.rules {
             NameGlob::new(g).map_err(|e| format!("behaviour.{name}: {e}"))?;
         }
-        for t in &b.text {
-            regex::Regex::new(t).map_err(|e| format!("behaviour.{name}.text: {e}"))?;
+        // The built-in layer is loaded by every hook process; its patterns are compiled by a
+        // test (`builtin_behaviour_texts_compile`) instead of at each load.
+        if kind != LayerKind::Builtin {
+            for t in &b.text {
+                regex::Regex::new(t).map_err(|e| format!("behaviour.{name}.text: {e}"))?;
+            }
         }
     }
     if let Some(h) = &f.hosts {

@@ -105,10 +105,23 @@ pub struct Behaviour {
     pub rules: Vec<String>,
     pub text: Vec<String>,
     pub message: String,
-    /// `text` compiled once when the layers merge (each pattern was checked when its file
-    /// loaded), so a sent message is not matched by regexes compiled per evaluation.
+    /// `text` compiled once, when the first sent message is weighed (each pattern was checked
+    /// when its file loaded): a process that never weighs a message, like each hook process,
+    /// never pays for compiling them (about 13M instructions for the built-in ones).
     #[serde(skip)]
-    pub text_set: Option<regex::RegexSet>,
+    text_set: std::sync::OnceLock<Option<regex::RegexSet>>,
+}
+
+impl Behaviour {
+    /// Whether any of the behaviour's text patterns matches `t`.
+    pub fn text_matches(&self, t: &str) -> bool {
+        !self.text.is_empty()
+            && self
+                .text_set
+                .get_or_init(|| regex::RegexSet::new(&self.text).ok())
+                .as_ref()
+                .is_some_and(|set| set.is_match(t))
+    }
 }
 
 /// The merged settings.
@@ -290,7 +303,7 @@ impl Settings {
             b.rules.extend(spec.rules.iter().cloned());
             if !spec.text.is_empty() {
                 b.text.extend(spec.text.iter().cloned());
-                b.text_set = regex::RegexSet::new(&b.text).ok();
+                b.text_set = std::sync::OnceLock::new();
             }
             if let Some(m) = &spec.message {
                 b.message = m.clone();
@@ -448,5 +461,24 @@ mod tests {
             stronger(Confirmers::Human, Confirmers::Nobody),
             Confirmers::Human
         );
+    }
+}
+
+#[cfg(test)]
+mod behaviour_text_tests {
+    use crate::Policy;
+
+    /// The built-in layer's behaviour patterns are not compiled when it loads (every hook
+    /// process loads it); they must compile, and match what they are for.
+    #[test]
+    fn builtin_behaviour_texts_compile() {
+        let p = Policy::builtin().unwrap();
+        let b = &p.settings.behaviours["secret_request"];
+        assert!(!b.text.is_empty());
+        for t in &b.text {
+            regex::Regex::new(t).unwrap();
+        }
+        assert!(b.text_matches("please send me your password"));
+        assert!(!b.text_matches("the password field is on the left"));
     }
 }

@@ -129,7 +129,7 @@ pub fn behaviours(s: &Settings, ev: &[String], action: &Action) -> Vec<(String, 
             continue;
         }
         let by_rule = ev.iter().find(|e| any_glob(&b.rules, e).is_some());
-        let by_text = text.is_some_and(|t| b.text_set.as_ref().is_some_and(|set| set.is_match(t)));
+        let by_text = text.is_some_and(|t| b.text_matches(t));
         if by_rule.is_none() && !by_text {
             continue;
         }
