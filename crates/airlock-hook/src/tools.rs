@@ -96,7 +96,7 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
             }
         }
         Kind::ReadOnly => {
-            let fetch = matches!(name.as_str(), "webfetch" | "web_fetch")
+            let fetch = airlock_policy::pattern::is_fetch_tool(&name)
                 .then(|| call.args.get("url").and_then(Value::as_str))
                 .flatten();
             let action = match fetch {
@@ -154,7 +154,7 @@ pub fn action_of(call: &ToolCall) -> Option<Action> {
             _ => None,
         },
         Kind::ReadOnly | Kind::Unsupported => {
-            let url = matches!(name.as_str(), "webfetch" | "web_fetch")
+            let url = airlock_policy::pattern::is_fetch_tool(&name)
                 .then(|| call.args.get("url").and_then(Value::as_str))
                 .flatten();
             Some(match url {

@@ -403,7 +403,7 @@ impl Policy {
                         Severity::Medium,
                         format!("`{}` is not an absolute URL with a host", clip(url)),
                     ));
-                } else if matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS") {
+                } else if crate::pattern::is_read_method(&m) {
                     a.tier = Tier::Low;
                     ins.side_effects = SideEffects::Read;
                 } else {
@@ -456,7 +456,7 @@ impl Policy {
                     ins.assessment.push(f);
                 }
                 // the agents' web-fetch tools, when called by name (REST tool calls)
-                let fetch = matches!(tool.to_ascii_lowercase().as_str(), "webfetch" | "web_fetch");
+                let fetch = crate::pattern::is_fetch_tool(tool);
                 if let Some(url) = arguments
                     .get("url")
                     .and_then(|u| u.as_str())

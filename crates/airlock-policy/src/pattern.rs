@@ -277,6 +277,19 @@ impl DomainPattern {
     }
 }
 
+/// Whether `tool` is an agent's web-fetch tool (`WebFetch`, `web_fetch`), whose `url` argument
+/// is fetched: one list for the hook, the policy's checks and its risk score.
+pub fn is_fetch_tool(tool: &str) -> bool {
+    tool.eq_ignore_ascii_case("webfetch") || tool.eq_ignore_ascii_case("web_fetch")
+}
+
+/// Whether an HTTP method only reads (`GET`, `HEAD`, `OPTIONS`, any case).
+pub fn is_read_method(method: &str) -> bool {
+    ["GET", "HEAD", "OPTIONS"]
+        .iter()
+        .any(|m| method.eq_ignore_ascii_case(m))
+}
+
 /// The host of a URL (`scheme://[user@]host[:port]/…`), lower-cased, or `None`.
 pub fn url_host(url: &str) -> Option<String> {
     let (_, rest) = url.split_once("://")?;

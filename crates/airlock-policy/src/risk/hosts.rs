@@ -3,7 +3,7 @@
 use airlock_core::Action;
 
 use crate::eval::Context;
-use crate::pattern::{DomainPattern, hosts_in, url_host};
+use crate::pattern::{DomainPattern, hosts_in, is_fetch_tool, is_read_method, url_host};
 use crate::tiers::Settings;
 
 /// Hosts an upload or write goes to that neither the policy nor the caller knows. Empty when
@@ -26,10 +26,8 @@ pub fn unknown_upload_hosts(
     let mut hosts = Vec::new();
     match action {
         Action::NetworkFetch { url, method } => {
-            if !matches!(
-                method.to_ascii_uppercase().as_str(),
-                "GET" | "HEAD" | "OPTIONS"
-            ) && let Some(h) = url_host(url)
+            if !is_read_method(method)
+                && let Some(h) = url_host(url)
             {
                 hosts.push(h);
             }
@@ -58,17 +56,8 @@ pub fn unlisted_fetch_host(s: &Settings, ctx: &Context, action: &Action) -> Opti
         return None;
     }
     let url = match action {
-        Action::NetworkFetch { url, method }
-            if matches!(
-                method.to_ascii_uppercase().as_str(),
-                "GET" | "HEAD" | "OPTIONS"
-            ) =>
-        {
-            url
-        }
-        Action::Tool { tool, arguments }
-            if matches!(tool.to_ascii_lowercase().as_str(), "webfetch" | "web_fetch") =>
-        {
+        Action::NetworkFetch { url, method } if is_read_method(method) => url,
+        Action::Tool { tool, arguments } if is_fetch_tool(tool) => {
             arguments.get("url")?.as_str()?
         }
         _ => return None,
