@@ -17,12 +17,7 @@ pub fn unknown_upload_hosts(
     if !s.ask_unknown_hosts || (s.known_hosts.is_empty() && ctx.known_hosts.is_empty()) {
         return Vec::new();
     }
-    let known = |h: &str| {
-        s.known_hosts
-            .iter()
-            .chain(&ctx.known_hosts)
-            .any(|d| DomainPattern::new(d).is_ok_and(|p| p.matches(h)))
-    };
+    let known = |h: &str| names(s.known_hosts.iter().chain(&ctx.known_hosts), h);
     let mut hosts = Vec::new();
     match action {
         Action::NetworkFetch { url, method } => {
@@ -63,13 +58,20 @@ pub fn unlisted_fetch_host(s: &Settings, ctx: &Context, action: &Action) -> Opti
         _ => return None,
     };
     let host = url_host(url)?;
-    let listed = s
-        .fetch_hosts
-        .iter()
-        .chain(&s.known_hosts)
-        .chain(&ctx.known_hosts)
-        .any(|d| DomainPattern::new(d).is_ok_and(|p| p.matches(&host)));
+    let listed = names(
+        s.fetch_hosts
+            .iter()
+            .chain(&s.known_hosts)
+            .chain(&ctx.known_hosts),
+        &host,
+    );
     (!listed && !is_loopback(&host)).then_some(host)
+}
+
+/// Whether any of the domain patterns names `host` (patterns were checked when their layer
+/// loaded; the caller's known hosts come from approvals).
+fn names<'a>(mut patterns: impl Iterator<Item = &'a String>, host: &str) -> bool {
+    patterns.any(|d| DomainPattern::new(d).is_ok_and(|p| p.matches(host)))
 }
 
 fn is_loopback(h: &str) -> bool {
