@@ -198,6 +198,7 @@ const ALWAYS: &[&str] = &[
     "systemctl",
     "docker",
     "kubectl",
+    "oc",
     "npm",
     "cargo",
     "go",
@@ -305,7 +306,7 @@ fn sub_ok(prog: &str, sub: &str, args: &[String]) -> bool {
                         .get(1)
                         .is_some_and(|a| a == "ps" || a == "logs" || a == "config"))
         }
-        "kubectl" => {
+        "kubectl" | "oc" => {
             matches!(
                 sub,
                 "get"
@@ -530,6 +531,9 @@ pub fn is_read_only(argv: &[String]) -> bool {
                     }
                     args.get(i).is_some_and(|s| sub_ok("git", s, &args[i..]))
                 }
+                (p, Some(_)) if global_values(p).is_some() => {
+                    subcommand_at(p, args).is_some_and(|at| sub_ok(p, &args[at], &args[at..]))
+                }
                 (p, Some(s)) if is_multi(p) => {
                     let at = args.iter().position(|a| a == s).unwrap_or(0);
                     sub_ok(p, s, &args[at..])
@@ -561,6 +565,78 @@ pub fn is_read_only(argv: &[String]) -> bool {
             }
         }
     }
+}
+
+/// The global options a cluster or container CLI takes before its subcommand whose value is the
+/// next word (`kubectl --context prod get pods`): without skipping the value, `prod` reads as the
+/// subcommand and a plain read asks. Options that point the tool at a file or directory of
+/// configuration (`--kubeconfig`, `docker --config`) are left out on purpose: such a file can
+/// name a program the tool runs (a kubeconfig's `exec` credential plugin), so the call stays
+/// unclassified.
+fn global_values(prog: &str) -> Option<&'static [&'static str]> {
+    Some(match prog {
+        "kubectl" | "oc" => &[
+            "--context",
+            "--cluster",
+            "--user",
+            "-n",
+            "--namespace",
+            "-s",
+            "--server",
+            "--as",
+            "--as-group",
+            "--as-uid",
+            "--request-timeout",
+            "--tls-server-name",
+            "-v",
+            "--v",
+        ],
+        "helm" => &[
+            "--kube-context",
+            "-n",
+            "--namespace",
+            "--kube-as-user",
+            "--kube-as-group",
+            "--kube-apiserver",
+        ],
+        "docker" | "podman" => &["--context", "-c", "-H", "--host", "-l", "--log-level"],
+        _ => return None,
+    })
+}
+
+/// Where the subcommand of `prog` stands in `args`, past its global options and their values;
+/// `None` when an option whose value is not known to be harmless comes first (`--kubeconfig`),
+/// or there is no subcommand.
+fn subcommand_at(prog: &str, args: &[String]) -> Option<usize> {
+    let takes_value = global_values(prog)?;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.starts_with('-') {
+            return Some(i);
+        }
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        let known = takes_value.contains(&name);
+        if known && !a.contains('=') {
+            i += 2;
+        } else if known || is_plain_global_flag(a) {
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// Global flags without a value that change nothing about what the subcommand does.
+fn is_plain_global_flag(a: &str) -> bool {
+    matches!(
+        a,
+        "--insecure-skip-tls-verify"
+            | "--debug"
+            | "-D"
+            | "--match-server-version"
+            | "--warnings-as-errors"
+    )
 }
 
 /// fd's options that run a command on its results (`-x`, `--exec`, `-X`, `--exec-batch`).
@@ -643,6 +719,7 @@ fn is_multi(p: &str) -> bool {
             | "docker"
             | "podman"
             | "kubectl"
+            | "oc"
             | "helm"
             | "terraform"
             | "tofu"
@@ -695,6 +772,14 @@ mod tests {
             "sed -n 1,5p f",
             "jq .x f.json",
             "git config --get user.name",
+            "kubectl --context prod get pods",
+            "kubectl --context=prod-eu -n kube-system describe deploy x",
+            "kubectl -n kube-system --context prod logs x",
+            "oc --namespace team get routes",
+            "kubectl --context prod config view",
+            "helm --kube-context prod list -A",
+            "docker --context remote ps",
+            "docker -H ssh://host images",
         ] {
             assert!(ro(c), "{c} should be read-only");
         }
@@ -753,6 +838,20 @@ mod tests {
             "fd -e pyc -x rm",
             "go env -w GOFLAGS=-mod=mod",
             "fd . src --exec-batch wc -l",
+            // a global option's value is not the subcommand, in either direction
+            "kubectl --context get delete pod x",
+            "kubectl -n get delete pod x",
+            "kubectl --context prod delete pod x",
+            "kubectl --context prod get secrets",
+            "kubectl --context prod exec pod -- cat /etc/passwd",
+            // configuration files can name programs the CLI runs
+            "kubectl --kubeconfig ./k.yaml get pods",
+            "kubectl --kubeconfig=./k.yaml get pods",
+            "docker --config ./d ps",
+            "helm --kube-context prod uninstall app",
+            "docker --context remote rm -f x",
+            "kubectl --context",
+            "kubectl --unknown-flag get pods",
         ] {
             assert!(!ro(c), "{c} should not be read-only");
         }
