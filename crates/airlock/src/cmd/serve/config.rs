@@ -27,6 +27,28 @@ pub struct ConfigFile {
     pub fatigue: FatigueSection,
     /// The OpenAI-compatible proxy (served when an upstream is set).
     pub proxy: Option<airlock_proxy::ProxySettings>,
+    /// Telegram bots people approve from, by name (`[telegram.ops]`).
+    #[serde(default)]
+    pub telegram: std::collections::BTreeMap<String, TelegramSection>,
+}
+
+/// One Telegram bot: where it posts and who may answer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramSection {
+    /// The environment variable holding the bot token from @BotFather.
+    pub token_env: String,
+    /// Chat ids (a person's, a group's) the requests are posted to.
+    pub chats: Vec<String>,
+    /// Telegram user id → airlock approver name; anyone else's answer is refused.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    /// Default `https://api.telegram.org`.
+    pub base_url: Option<String>,
+    /// The `getUpdates` long-poll timeout (default 25s).
+    pub poll_timeout: Option<String>,
+    /// How long a node holds the bot without renewing (default 15s): another node of a shared
+    /// PostgreSQL takes over after it.
+    pub lease_ttl: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -168,6 +190,45 @@ impl ConfigFile {
     }
 }
 
+impl ConfigFile {
+    /// The Telegram channels, with their tokens read from the environment now (a missing token
+    /// is an error at start, not a channel silently gone).
+    pub fn telegram(&self) -> Result<Vec<airlock_chat::TelegramConfig>> {
+        let mut out = Vec::new();
+        for (name, t) in &self.telegram {
+            let token = std::env::var(&t.token_env).unwrap_or_default();
+            if token.trim().is_empty() {
+                bail!(
+                    "telegram.{name}.token_env names {}, which is not set",
+                    t.token_env
+                );
+            }
+            if t.chats.is_empty() || t.approvers.is_empty() {
+                bail!("telegram.{name} needs `chats` to post to and `approvers` who may answer");
+            }
+            for id in t.chats.iter().chain(t.approvers.keys()) {
+                if id.parse::<i64>().is_err() {
+                    bail!("telegram.{name}: {id:?} is not a Telegram id (a number)");
+                }
+            }
+            let mut c = airlock_chat::TelegramConfig::new(name, token.trim());
+            if let Some(u) = &t.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.chats = t.chats.clone();
+            c.approvers = t.approvers.clone();
+            c.poll_timeout = duration(
+                t.poll_timeout.as_deref(),
+                "telegram.poll_timeout",
+                c.poll_timeout,
+            )?;
+            c.lease_ttl = duration(t.lease_ttl.as_deref(), "telegram.lease_ttl", c.lease_ttl)?;
+            out.push(c);
+        }
+        Ok(out)
+    }
+}
+
 fn duration(text: Option<&str>, key: &str, default: Duration) -> Result<Duration> {
     match text {
         None => Ok(default),
@@ -233,5 +294,23 @@ mod tests {
                 .proxy(None)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn telegram_sections() {
+        let text = "[telegram.ops]\ntoken_env = \"PATH\"\nchats = [\"-1001\"]\napprovers = { \"111\" = \"alice\" }\npoll_timeout = \"5s\"";
+        let t = ConfigFile::parse(text).unwrap().telegram().unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].channel(), "telegram:ops");
+        assert_eq!(t[0].poll_timeout, Duration::from_secs(5));
+        assert_eq!(t[0].approvers["111"], "alice");
+        // a token variable that is not set, an id that is not a number, no approvers, a typo
+        let unset = text.replace("PATH", "AIRLOCK_TEST_UNSET_TOKEN");
+        assert!(ConfigFile::parse(&unset).unwrap().telegram().is_err());
+        let bad_id = text.replace("-1001", "@ops");
+        assert!(ConfigFile::parse(&bad_id).unwrap().telegram().is_err());
+        let nobody = text.replace("{ \"111\" = \"alice\" }", "{}");
+        assert!(ConfigFile::parse(&nobody).unwrap().telegram().is_err());
+        assert!(ConfigFile::parse(&format!("{text}\nchat = 1")).is_err());
     }
 }

@@ -65,6 +65,7 @@ pub(crate) fn run_node(
     announce_it: bool,
 ) -> Result<u8> {
     let broker_config = file.broker(node.clone())?;
+    let telegram = file.telegram()?;
     crate::daemon::init_tls();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,6 +80,17 @@ pub(crate) fn run_node(
         let broker = Broker::start(ledger, book, policy_provider(), broker_config)
             .await
             .context("starting the approval broker")?;
+        // The chat channels run while the daemon serves; dropping them stops their tasks.
+        let mut chats = Vec::new();
+        for c in telegram {
+            let name = c.name.clone();
+            chats.push(
+                airlock_chat::Telegram::start(broker.clone(), c)
+                    .await
+                    .with_context(|| format!("starting the telegram channel {name}"))?,
+            );
+            eprintln!("airlock serve: telegram channel {name} started");
+        }
         let auth = Auth::new(db.clone()).with_token_cache(std::time::Duration::from_millis(
             file.serve.token_cache_ms.unwrap_or(DEFAULT_TOKEN_CACHE_MS),
         ));
@@ -134,6 +146,7 @@ pub(crate) fn run_node(
         if let Some(p) = serving {
             p.flush().await;
         }
+        drop(chats);
         if announce_it {
             let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
         }
