@@ -104,6 +104,7 @@ impl Desk {
             nonce: random_hex(16)?,
             ref_code,
             state: "sending".into(),
+            outcome: None,
             created_ms: self.now(),
             closed_ms: None,
         };
@@ -114,6 +115,75 @@ impl Desk {
             .chat_message_claim(&row)
             .await?
             .then_some(row))
+    }
+
+    /// Claims a one-way notice about `a` (`kind`: `timeout`, `step`) to `to`; `None` when it
+    /// was claimed before.
+    pub async fn claim_notice(
+        &self,
+        a: &Approval,
+        kind: &str,
+        to: &str,
+    ) -> Result<Option<ChatMessageRow>, ChatError> {
+        let row = ChatMessageRow {
+            channel: self.channel.clone(),
+            approval: a.id.clone(),
+            chat: format!("{kind}:{to}"),
+            message: None,
+            nonce: random_hex(16)?,
+            // No code: a notice is not answered.
+            ref_code: String::new(),
+            state: "sending".into(),
+            outcome: None,
+            created_ms: self.now(),
+            closed_ms: None,
+        };
+        Ok(self
+            .broker
+            .ledger()
+            .db()
+            .chat_message_claim(&row)
+            .await?
+            .then_some(row))
+    }
+
+    /// Records how a claimed message went: sent (with its platform id) or undeliverable.
+    pub async fn sent(&self, row: &ChatMessageRow, result: Result<Option<String>, ChatError>) {
+        let db = self.broker.ledger().db();
+        let now = self.now();
+        let notice = row.ref_code.is_empty();
+        let moved = match &result {
+            Ok(id) if notice => {
+                db.chat_message_move(
+                    &row.nonce,
+                    "sending",
+                    "closed",
+                    id.as_deref(),
+                    Some("notice"),
+                    now,
+                )
+                .await
+            }
+            Ok(id) => {
+                db.chat_message_move(&row.nonce, "sending", "sent", id.as_deref(), None, now)
+                    .await
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, channel = %self.channel, approval = %row.approval, chat = %row.chat, "not delivered");
+                db.chat_message_move(
+                    &row.nonce,
+                    "sending",
+                    "failed",
+                    None,
+                    Some("undeliverable"),
+                    now,
+                )
+                .await
+            }
+        };
+        if let Err(e) = moved {
+            tracing::warn!(error = %e, approval = %row.approval, "message state not recorded");
+        }
     }
 
     async fn refuse(&self, user: &str, chat: &str, approval: Option<&str>, what: &str) {
@@ -204,7 +274,12 @@ impl Desk {
             Ok(a) => a,
             Err(e) => return Reply::say(format!("airlock could not read the request: {e}")),
         };
-        let via = format!("{}/chat={chat}/message={message}/user={user}", self.channel);
+        // The request's message, then the typed one.
+        let via = format!(
+            "{}/chat={chat}/message={}/user={user}/typed={message}",
+            self.channel,
+            row.message.as_deref().unwrap_or("-")
+        );
         let answer = Answer {
             by: Principal::new(name, Role::Approver),
             decision: if t.approve {

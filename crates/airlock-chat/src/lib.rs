@@ -9,13 +9,17 @@
 
 pub mod command;
 mod desk;
+pub mod emergency;
 mod error;
 mod http;
 mod lease;
+pub mod route;
 pub mod tap;
 pub mod telegram;
 pub mod text;
 
 pub use desk::{Desk, Reply};
+pub use emergency::{Emergency, EmergencyConfig};
 pub use error::ChatError;
+pub use route::{OnTimeout, Route, Routes};
 pub use telegram::{Telegram, TelegramConfig};

@@ -131,3 +131,27 @@ pub fn outcome(a: &Approval) -> String {
         ApprovalStatus::Pending => "⏳ Waiting".into(),
     }
 }
+
+/// A chain step's notice: a request is waiting and nobody answered yet.
+pub fn waiting(a: &Approval, now_ms: i64, inbox: Option<&str>) -> String {
+    let left = (a.deadline_ms - now_ms).max(0) / 1000;
+    format!(
+        "airlock: tier {} request from {} waits, {left} s left, nobody answered: {}{}",
+        a.tier as u8,
+        a.agent,
+        cut(&action_line(&a.action), 300),
+        inbox
+            .map(|u| format!(" — answer at {u}"))
+            .unwrap_or_default()
+    )
+}
+
+/// A timeout's notice: nobody answered, so it was denied.
+pub fn timed_out(a: &Approval) -> String {
+    format!(
+        "⌛ airlock: nobody answered the tier {} request from {} in time; it was denied: {}",
+        a.tier as u8,
+        a.agent,
+        cut(&action_line(&a.action), 300)
+    )
+}

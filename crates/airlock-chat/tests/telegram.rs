@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use airlock_chat::Telegram;
+use airlock_chat::{Routes, Telegram};
 use airlock_confirm::{ApprovalStatus, Broker, Ruling};
 use airlock_store::LedgerStore;
 use serde_json::Value;
@@ -54,7 +54,9 @@ async fn a_tap_approves_releases_the_waiter_and_closes_the_message() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "tier3 deploy prod");
     let sent = bot.wait_calls("sendMessage", 1).await;
     let m = &sent[0];
@@ -123,7 +125,9 @@ async fn forged_replayed_and_strangers_taps_are_refused_and_recorded() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let _tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "tier3 rotate keys");
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     let mid = message_id(&m, 0);
@@ -191,7 +195,9 @@ async fn a_late_tap_is_refused_and_shown_as_expired() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let _tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "late thing");
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     let ruling = tokio::time::timeout(Duration::from_secs(10), waiter)
@@ -225,7 +231,9 @@ async fn tier_four_has_no_approve_button_and_needs_the_code_typed() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let _tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "tier4 drop database");
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     assert!(button(&m, "Approve").is_none(), "{m}");
@@ -271,7 +279,9 @@ async fn typed_deny_with_a_reason() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let _tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "tier3 push --force");
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     let text = m["text"].as_str().unwrap();
@@ -309,7 +319,9 @@ async fn a_409_and_a_dropped_poll_are_survived() {
     bot.seen.lock().unwrap().drops = 1;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let _tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let waiter = ask(&b, "s1", "tier3 deploy");
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     bot.tap(
@@ -337,7 +349,9 @@ async fn a_restart_keeps_pending_messages_and_the_offset() {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
     let b = broker_at(d.path(), None, "n1").await;
-    let tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let id = b.submit(sub("s1", "tier3 migrate")).await.unwrap().id;
     let m = bot.wait_calls("sendMessage", 1).await.remove(0);
     // a stranger's tap is consumed before the restart: the offset moves past it
@@ -365,7 +379,9 @@ async fn a_restart_keeps_pending_messages_and_the_offset() {
     // while airlock is down, another approval is opened from the store's point of view
     let b = broker_at(d.path(), None, "n1").await;
     let id2 = b.submit(sub("s2", "tier3 second")).await.unwrap().id;
-    let tg = Telegram::start(b.clone(), config(&bot.url)).await.unwrap();
+    let tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     let sent = bot.wait_calls("sendMessage", 2).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(
@@ -406,9 +422,13 @@ async fn one_poller_per_token_and_a_takeover_on_postgres() {
     let d = tempfile::tempdir().unwrap();
     let b1 = broker_at(d.path(), Some(pg.url.clone()), "n1").await;
     let b2 = broker_at(d.path(), Some(pg.url.clone()), "n2").await;
-    let t1 = Telegram::start(b1.clone(), config(&bot.url)).await.unwrap();
+    let t1 = Telegram::start(b1.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let t2 = Telegram::start(b2.clone(), config(&bot.url)).await.unwrap();
+    let t2 = Telegram::start(b2.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(t1.is_polling() && !t2.is_polling(), "one node polls");
     // an approval opened on node 2 is sent once, by node 1

@@ -33,8 +33,11 @@ CREATE TABLE chat_messages (
     nonce TEXT NOT NULL UNIQUE,
     -- What a person types (`/approve CODE`): the tier-4 code, or a random one below tier 4.
     ref_code TEXT NOT NULL,
-    -- sending | sent | failed | closed
+    -- sending | sent | failed (undeliverable) | closed
     state TEXT NOT NULL,
+    -- How it ended for this message: approved | denied (answered here), timed_out, cancelled,
+    -- superseded (answered elsewhere), undeliverable, notice (a one-way notice, no answer).
+    outcome TEXT,
     created_ms BIGINT NOT NULL,
     closed_ms BIGINT,
     PRIMARY KEY (channel, approval, chat),

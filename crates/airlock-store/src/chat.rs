@@ -20,6 +20,9 @@ pub struct ChatMessageRow {
     pub ref_code: String,
     /// `sending`, `sent`, `failed` or `closed`.
     pub state: String,
+    /// How it ended here: `approved`, `denied`, `timed_out`, `cancelled`, `superseded`,
+    /// `undeliverable`, `notice`.
+    pub outcome: Option<String>,
     pub created_ms: i64,
     pub closed_ms: Option<i64>,
 }
@@ -36,7 +39,7 @@ pub struct ChatRefusal {
 }
 
 const MESSAGE_COLUMNS: &str =
-    "channel, approval, chat, message, nonce, ref_code, state, created_ms, closed_ms";
+    "channel, approval, chat, message, nonce, ref_code, state, created_ms, closed_ms, outcome";
 
 fn message_of<R: Row>(r: &R) -> Result<ChatMessageRow, sqlx::Error>
 where
@@ -54,6 +57,7 @@ where
         state: r.try_get(6)?,
         created_ms: r.try_get(7)?,
         closed_ms: r.try_get(8)?,
+        outcome: r.try_get(9)?,
     })
 }
 
@@ -117,7 +121,8 @@ impl Db {
     /// claimed before (by this node or another), so it is sent once.
     pub async fn chat_message_claim(&self, m: &ChatMessageRow) -> Result<bool, StoreError> {
         const Q: &str = "INSERT INTO chat_messages (channel, approval, chat, message, nonce, \
-             ref_code, state, created_ms, closed_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ref_code, state, created_ms, closed_ms, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+             $8, $9, $10) \
              ON CONFLICT (channel, approval, chat) DO NOTHING";
         let n = on_pool!(self, p => {
             sqlx::query(Q)
@@ -130,6 +135,7 @@ impl Db {
                 .bind(m.state.as_str())
                 .bind(m.created_ms)
                 .bind(m.closed_ms)
+                .bind(m.outcome.as_deref())
                 .execute(p)
                 .await?
                 .rows_affected()
@@ -137,18 +143,20 @@ impl Db {
         Ok(n == 1)
     }
 
-    /// Moves a message from state `from` to `to` (recording its platform id when given, and
-    /// the closing time for `closed`); `true` when this call changed it.
+    /// Moves a message from state `from` to `to`, recording its platform id and how it ended
+    /// when given (and the time, for `closed` and `failed`); `true` when this call changed it.
     pub async fn chat_message_move(
         &self,
         nonce: &str,
         from: &str,
         to: &str,
         message: Option<&str>,
+        outcome: Option<&str>,
         now: i64,
     ) -> Result<bool, StoreError> {
         const Q: &str = "UPDATE chat_messages SET state = $1, message = COALESCE($2, message), \
-             closed_ms = CASE WHEN $1 = 'closed' THEN $3 ELSE closed_ms END \
+             closed_ms = CASE WHEN $1 IN ('closed', 'failed') THEN $3 ELSE closed_ms END, \
+             outcome = COALESCE($6, outcome) \
              WHERE nonce = $4 AND state = $5";
         let n = on_pool!(self, p => {
             sqlx::query(Q)
@@ -157,6 +165,7 @@ impl Db {
                 .bind(now)
                 .bind(nonce)
                 .bind(from)
+                .bind(outcome)
                 .execute(p)
                 .await?
                 .rows_affected()

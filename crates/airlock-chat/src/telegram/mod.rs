@@ -49,7 +49,7 @@ impl TelegramConfig {
             approvers: BTreeMap::new(),
             poll_timeout: Duration::from_secs(25),
             lease_ttl: Duration::from_secs(15),
-            catch_up_every: Duration::from_secs(5),
+            catch_up_every: Duration::from_secs(1),
         }
     }
 

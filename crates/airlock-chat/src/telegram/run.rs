@@ -13,6 +13,7 @@ use super::TelegramConfig;
 use super::api::{Api, Update};
 use crate::ChatError;
 use crate::desk::{Desk, Reply};
+use crate::route::{OnTimeout, Routes};
 use crate::tap::Pick;
 
 /// A running Telegram channel; its tasks stop when it is stopped or dropped.
@@ -33,11 +34,16 @@ struct Runner {
     desk: Desk,
     api: Api,
     cfg: TelegramConfig,
+    routes: Routes,
 }
 
 impl Telegram {
-    /// Starts the channel for `broker` (`holder` names this node's claim on the bot's lease).
-    pub async fn start(broker: Broker, cfg: TelegramConfig) -> Result<Telegram, ChatError> {
+    /// Starts the channel for `broker`, asking people as `routes` say for each tier.
+    pub async fn start(
+        broker: Broker,
+        cfg: TelegramConfig,
+        routes: Routes,
+    ) -> Result<Telegram, ChatError> {
         if cfg.chats.is_empty() {
             return Err(ChatError::Config(format!(
                 "telegram channel {}: no chats to post requests to",
@@ -63,7 +69,12 @@ impl Telegram {
             move || book.now(),
             tx,
         ));
-        let r = Arc::new(Runner { desk, api, cfg });
+        let r = Arc::new(Runner {
+            desk,
+            api,
+            cfg,
+            routes,
+        });
         // Subscribe before the first catch-up, so nothing opened in between is missed.
         let events = broker.subscribe();
         let poller = tokio::spawn(r.clone().poll(held.clone()));
@@ -216,6 +227,7 @@ impl Runner {
                                 && a.status.is_final()
                             {
                                 self.close(&a).await;
+                                self.on_timeout(&a).await;
                             }
                         }
                         Err(broadcast::error::RecvError::Lagged(_)) => break,
@@ -266,10 +278,69 @@ impl Runner {
             }
             Err(e) => tracing::warn!(error = %e, "open chat messages not read"),
         }
+        if let Ok(recent) = self.desk.broker.history(50).await {
+            for a in recent
+                .iter()
+                .filter(|a| crate::emergency::expired_recently(a, self.desk.now()))
+            {
+                self.on_timeout(a).await;
+            }
+        }
+    }
+
+    /// The tier's timeout action, if it is this channel's: a new message in the chats that
+    /// were asked (notify), or to this channel's chats (escalate to it). Once per chat.
+    async fn on_timeout(&self, a: &Approval) {
+        if a.status != airlock_confirm::ApprovalStatus::Expired {
+            return;
+        }
+        let Some(action) = self.routes.route(a.tier).and_then(|r| r.on_timeout.clone()) else {
+            return;
+        };
+        let chats: Vec<String> = match action {
+            OnTimeout::Notify => match self.db().chat_messages_of(&a.id).await {
+                Ok(rows) => rows
+                    .into_iter()
+                    .filter(|r| {
+                        r.channel == self.desk.channel
+                            && r.message.is_some()
+                            && !r.ref_code.is_empty()
+                    })
+                    .map(|r| r.chat)
+                    .collect(),
+                Err(_) => return,
+            },
+            OnTimeout::Escalate(to) if to == self.desk.channel => self.cfg.chats.clone(),
+            _ => return,
+        };
+        let text = crate::text::timed_out(a);
+        for chat in chats {
+            let row = match self.desk.claim_notice(a, "timeout", &chat).await {
+                Ok(Some(r)) => r,
+                _ => continue,
+            };
+            let sent = self.api.send_message(&chat, &text, &[]).await;
+            self.desk
+                .sent(&row, sent.map(|m| Some(m.message_id.to_string())))
+                .await;
+        }
     }
 
     /// Posts approval `a` to every configured chat it was not posted to yet.
     async fn deliver(&self, a: &Approval) {
+        let earlier = match self.db().chat_messages_of(&a.id).await {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, approval = %a.id, "chat messages not read");
+                return;
+            }
+        };
+        if !self
+            .routes
+            .due(a, &self.desk.channel, &earlier, self.desk.now())
+        {
+            return;
+        }
         for chat in &self.cfg.chats {
             let row = match self.desk.claim(a, chat).await {
                 Ok(Some(r)) => r,
@@ -293,26 +364,10 @@ impl Runner {
                     vec![button("❌ Deny", Pick::Deny)],
                 ]
             };
-            let now = self.desk.now();
-            match self.api.send_message(chat, &text, &keyboard).await {
-                Ok(m) => {
-                    let id = m.message_id.to_string();
-                    if let Err(e) = self
-                        .db()
-                        .chat_message_move(&row.nonce, "sending", "sent", Some(&id), now)
-                        .await
-                    {
-                        tracing::warn!(error = %e, approval = %a.id, "sent message not recorded");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, approval = %a.id, chat, "telegram message not sent");
-                    let _ = self
-                        .db()
-                        .chat_message_move(&row.nonce, "sending", "failed", None, now)
-                        .await;
-                }
-            }
+            let sent = self.api.send_message(chat, &text, &keyboard).await;
+            self.desk
+                .sent(&row, sent.map(|m| Some(m.message_id.to_string())))
+                .await;
         }
         // Decided while it was being sent: show it at once.
         if let Ok(now) = self.desk.broker.approval(&a.id).await
@@ -341,9 +396,17 @@ impl Runner {
             let body = format!("{}\n\n{}", crate::text::action_line(&a.action), text);
             match self.api.edit_final(&r.chat, message, &body).await {
                 Ok(()) => {
+                    let outcome = crate::route::outcome(a, r);
                     let _ = self
                         .db()
-                        .chat_message_move(&r.nonce, "sent", "closed", None, self.desk.now())
+                        .chat_message_move(
+                            &r.nonce,
+                            "sent",
+                            "closed",
+                            None,
+                            Some(outcome),
+                            self.desk.now(),
+                        )
                         .await;
                 }
                 Err(e) => {

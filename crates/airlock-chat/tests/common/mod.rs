@@ -45,11 +45,20 @@ decision = "ask"
 tier = 4
 
 [[rules]]
+id = "chain"
+shell = "chain *"
+decision = "ask"
+tier = 1
+
+[[rules]]
 id = "late"
 shell = "late *"
 decision = "ask"
 tier = 2
 
+[tiers.1]
+confirm = "human"
+timeout = "10s"
 [tiers.2]
 confirm = "human"
 timeout = "1s"
@@ -119,6 +128,8 @@ pub struct Seen {
     pub conflicts: u32,
     /// Polls still to cut mid-body.
     pub drops: u32,
+    /// `sendMessage` calls still to fail with HTTP 500.
+    pub fail_sends: u32,
 }
 
 #[derive(Clone)]
@@ -126,11 +137,18 @@ pub struct Bot {
     pub seen: Arc<Mutex<Seen>>,
     pub wake: Arc<Notify>,
     pub url: String,
+    pub token: String,
 }
 
 impl Bot {
     pub async fn start() -> Bot {
+        Bot::start_with(TOKEN).await
+    }
+
+    /// A bot server accepting only `token`.
+    pub async fn start_with(token: &str) -> Bot {
         let bot = Bot {
+            token: token.to_string(),
             seen: Arc::new(Mutex::new(Seen {
                 next_update: 1000,
                 next_message: 1,
@@ -254,7 +272,7 @@ async fn method(
     UrlPath((prefix, m)): UrlPath<(String, String)>,
     Json(body): Json<Value>,
 ) -> Response {
-    if prefix != format!("bot{TOKEN}") {
+    if prefix != format!("bot{}", bot.token) {
         return fail(StatusCode::UNAUTHORIZED, "Unauthorized");
     }
     bot.seen
@@ -266,6 +284,10 @@ async fn method(
         "getUpdates" => get_updates(&bot, &body).await,
         "sendMessage" => {
             let mut s = bot.seen.lock().unwrap();
+            if s.fail_sends > 0 {
+                s.fail_sends -= 1;
+                return fail(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error");
+            }
             s.next_message += 1;
             let id = s.next_message;
             ok(json!({
@@ -333,4 +355,74 @@ async fn get_updates(bot: &Bot, body: &Value) -> Response {
     }
     let _ = tokio::time::timeout(timeout, wake).await;
     ok(Value::Array(take(bot)))
+}
+
+/// A second bot (`admins`) for chains, on its own server.
+pub fn admins_config(bot: &Bot) -> TelegramConfig {
+    let mut c = config(&bot.url);
+    c.name = "admins".into();
+    c.token = bot.token.clone();
+    c
+}
+
+/// An SMS gateway: records each POST's JSON body and bearer key.
+#[derive(Clone, Default)]
+pub struct Sms {
+    pub seen: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    pub url: String,
+}
+
+impl Sms {
+    pub async fn start() -> Sms {
+        let sms = Sms::default();
+        let app = axum::Router::new()
+            .route(
+                "/v1/sms",
+                post(
+                    |State(s): State<Sms>,
+                     headers: axum::http::HeaderMap,
+                     Json(body): Json<Value>| async move {
+                        let auth = headers
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .map(String::from);
+                        s.seen.lock().unwrap().push((auth, body));
+                        Json(json!({"status": "queued"}))
+                    },
+                ),
+            )
+            .with_state(sms.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Sms {
+            url: format!("http://{addr}/v1/sms"),
+            ..sms
+        }
+    }
+
+    pub fn config(&self) -> airlock_chat::EmergencyConfig {
+        airlock_chat::EmergencyConfig {
+            name: "sms".into(),
+            url: self.url.clone(),
+            api_key: Some("sms-key".into()),
+            from: "+15550000".into(),
+            to: vec!["+15551111".into()],
+            inbox_url: Some("https://airlock.example/inbox".into()),
+            every: Duration::from_millis(100),
+        }
+    }
+
+    pub async fn wait(&self, n: usize) -> Vec<(Option<String>, Value)> {
+        for _ in 0..400 {
+            if self.seen.lock().unwrap().len() >= n {
+                return self.seen.lock().unwrap().clone();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!(
+            "the SMS gateway got {} posts, not {n}",
+            self.seen.lock().unwrap().len()
+        );
+    }
 }
