@@ -30,6 +30,35 @@ pub struct ConfigFile {
     /// Telegram bots people approve from, by name (`[telegram.ops]`).
     #[serde(default)]
     pub telegram: std::collections::BTreeMap<String, TelegramSection>,
+    /// Last-resort notices through an SMS gateway's REST API, by name (`[emergency.sms]`).
+    #[serde(default)]
+    pub emergency: std::collections::BTreeMap<String, EmergencySection>,
+    /// Who is asked, in what order, per tier (`[routes.tier3]`).
+    #[serde(default)]
+    pub routes: std::collections::BTreeMap<String, RouteSection>,
+}
+
+/// An SMS gateway: one JSON POST `{"from", "to", "text"}` per recipient.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmergencySection {
+    pub url: String,
+    /// The environment variable holding the gateway's key (sent as a bearer token).
+    pub api_key_env: Option<String>,
+    pub from: String,
+    pub to: Vec<String>,
+}
+
+/// One tier's chain of channels.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSection {
+    /// Channels in order: `telegram:NAME`, `emergency:NAME`, `inbox`.
+    pub chain: Vec<String>,
+    /// The share of the tier's time each step waits before the next is asked (default 1/3).
+    pub after: Option<f64>,
+    /// `notify`, `escalate:telegram:NAME` or `emergency:NAME`.
+    pub on_timeout: Option<String>,
 }
 
 /// One Telegram bot: where it posts and who may answer.
@@ -229,6 +258,95 @@ impl ConfigFile {
     }
 }
 
+impl ConfigFile {
+    /// The emergency channels, keys read from the environment now.
+    pub fn emergency(&self) -> Result<Vec<airlock_chat::EmergencyConfig>> {
+        let mut out = Vec::new();
+        for (name, e) in &self.emergency {
+            let api_key = match &e.api_key_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+                    _ => bail!("emergency.{name}.api_key_env names {var}, which is not set"),
+                },
+                None => None,
+            };
+            if e.to.is_empty() {
+                bail!("emergency.{name} needs `to`, the numbers to notify");
+            }
+            out.push(airlock_chat::EmergencyConfig {
+                name: name.clone(),
+                url: e.url.clone(),
+                api_key,
+                from: e.from.clone(),
+                to: e.to.clone(),
+                inbox_url: self
+                    .serve
+                    .public_url
+                    .as_ref()
+                    .map(|u| format!("{}/inbox", u.trim_end_matches('/'))),
+                every: Duration::from_secs(1),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The routes per tier; every channel they name must be configured.
+    pub fn routes(&self) -> Result<airlock_chat::Routes> {
+        let known = |c: &str| -> bool {
+            c == "inbox"
+                || c.strip_prefix("telegram:")
+                    .is_some_and(|n| self.telegram.contains_key(n))
+                || c.strip_prefix("emergency:")
+                    .is_some_and(|n| self.emergency.contains_key(n))
+        };
+        let mut routes = airlock_chat::Routes::new();
+        for (key, r) in &self.routes {
+            let tier = key
+                .strip_prefix("tier")
+                .and_then(|t| t.parse::<u8>().ok())
+                .and_then(|t| airlock_core::Tier::try_from(t).ok())
+                .with_context(|| format!("routes.{key}: expected tier0 … tier4"))?;
+            for c in &r.chain {
+                if !known(c) {
+                    bail!(
+                        "routes.{key}: {c:?} is not a configured channel (telegram:NAME, emergency:NAME or inbox)"
+                    );
+                }
+            }
+            let after = r.after.unwrap_or(1.0 / 3.0);
+            if !(after > 0.0 && after <= 1.0) {
+                bail!("routes.{key}.after must be a share of the tier's time, in (0, 1]");
+            }
+            let on_timeout = match r.on_timeout.as_deref() {
+                None => None,
+                Some("notify") => Some(airlock_chat::OnTimeout::Notify),
+                Some(t) if t.starts_with("escalate:") => {
+                    let to = &t["escalate:".len()..];
+                    if !to.starts_with("telegram:") || !known(to) {
+                        bail!("routes.{key}.on_timeout: {to:?} is not a configured chat channel");
+                    }
+                    Some(airlock_chat::OnTimeout::Escalate(to.to_string()))
+                }
+                Some(t) if t.starts_with("emergency:") && known(t) => {
+                    Some(airlock_chat::OnTimeout::Emergency(t.to_string()))
+                }
+                Some(t) => bail!(
+                    "routes.{key}.on_timeout: {t:?} is not notify, escalate:telegram:NAME or a configured emergency:NAME"
+                ),
+            };
+            routes = routes.with(
+                tier,
+                airlock_chat::Route {
+                    chain: r.chain.clone(),
+                    after,
+                    on_timeout,
+                },
+            );
+        }
+        Ok(routes)
+    }
+}
+
 fn duration(text: Option<&str>, key: &str, default: Duration) -> Result<Duration> {
     match text {
         None => Ok(default),
@@ -312,5 +430,33 @@ mod tests {
         let nobody = text.replace("{ \"111\" = \"alice\" }", "{}");
         assert!(ConfigFile::parse(&nobody).unwrap().telegram().is_err());
         assert!(ConfigFile::parse(&format!("{text}\nchat = 1")).is_err());
+    }
+
+    #[test]
+    fn routes_name_configured_channels() {
+        let base = "[telegram.ops]\ntoken_env = \"PATH\"\nchats = [\"1\"]\napprovers = { \"1\" = \"a\" }\n[emergency.sms]\nurl = \"http://127.0.0.1:1/sms\"\nfrom = \"+1\"\nto = [\"+2\"]\n";
+        let good = format!(
+            "{base}[routes.tier3]\nchain = [\"telegram:ops\", \"inbox\", \"emergency:sms\"]\nafter = 0.25\non_timeout = \"escalate:telegram:ops\"\n[routes.tier4]\nchain = [\"telegram:ops\"]\non_timeout = \"emergency:sms\""
+        );
+        let c = ConfigFile::parse(&good).unwrap();
+        let r = c.routes().unwrap();
+        let t3 = r.route(airlock_core::Tier::High).unwrap();
+        assert_eq!(t3.chain.len(), 3);
+        assert_eq!(t3.after, 0.25);
+        assert_eq!(
+            t3.on_timeout,
+            Some(airlock_chat::OnTimeout::Escalate("telegram:ops".into()))
+        );
+        assert_eq!(c.emergency().unwrap()[0].to, vec!["+2".to_string()]);
+        for bad in [
+            "[routes.tier3]\nchain = [\"telegram:nobody\"]",
+            "[routes.tier9]\nchain = [\"inbox\"]",
+            "[routes.tier3]\nchain = [\"inbox\"]\nafter = 1.5",
+            "[routes.tier3]\nchain = [\"inbox\"]\non_timeout = \"page\"",
+            "[routes.tier3]\nchain = [\"inbox\"]\non_timeout = \"escalate:emergency:sms\"",
+        ] {
+            let c = ConfigFile::parse(&format!("{base}{bad}")).unwrap();
+            assert!(c.routes().is_err(), "{bad}");
+        }
     }
 }

@@ -66,6 +66,8 @@ pub(crate) fn run_node(
 ) -> Result<u8> {
     let broker_config = file.broker(node.clone())?;
     let telegram = file.telegram()?;
+    let emergency = file.emergency()?;
+    let routes = file.routes()?;
     crate::daemon::init_tls();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -85,11 +87,20 @@ pub(crate) fn run_node(
         for c in telegram {
             let name = c.name.clone();
             chats.push(
-                airlock_chat::Telegram::start(broker.clone(), c)
+                airlock_chat::Telegram::start(broker.clone(), c, routes.clone())
                     .await
                     .with_context(|| format!("starting the telegram channel {name}"))?,
             );
             eprintln!("airlock serve: telegram channel {name} started");
+        }
+        let mut pagers = Vec::new();
+        for e in emergency {
+            let name = e.name.clone();
+            pagers.push(
+                airlock_chat::Emergency::start(broker.clone(), e, routes.clone())
+                    .await
+                    .with_context(|| format!("starting the emergency channel {name}"))?,
+            );
         }
         let auth = Auth::new(db.clone()).with_token_cache(std::time::Duration::from_millis(
             file.serve.token_cache_ms.unwrap_or(DEFAULT_TOKEN_CACHE_MS),
@@ -147,6 +158,7 @@ pub(crate) fn run_node(
             p.flush().await;
         }
         drop(chats);
+        drop(pagers);
         if announce_it {
             let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
         }
