@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod command;
+pub mod courier;
 mod desk;
 pub mod emergency;
 mod error;

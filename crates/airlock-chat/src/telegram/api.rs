@@ -256,3 +256,22 @@ async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
     }
     Ok(out)
 }
+
+impl crate::courier::Post for Api {
+    async fn send(
+        &self,
+        chat: &str,
+        text: &str,
+        buttons: &crate::courier::Buttons,
+    ) -> Result<String, ChatError> {
+        Ok(self
+            .send_message(chat, text, buttons)
+            .await?
+            .message_id
+            .to_string())
+    }
+
+    async fn edit_final(&self, chat: &str, message: &str, text: &str) -> Result<(), ChatError> {
+        Api::edit_final(self, chat, message, text).await
+    }
+}

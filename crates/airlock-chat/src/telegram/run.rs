@@ -5,16 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock_confirm::{Approval, ApprovalEvent, Broker};
-use tokio::sync::{broadcast, watch};
+use airlock_confirm::Broker;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::TelegramConfig;
 use super::api::{Api, Update};
 use crate::ChatError;
+use crate::courier::Courier;
 use crate::desk::{Desk, Reply};
-use crate::route::{OnTimeout, Routes};
-use crate::tap::Pick;
+use crate::route::Routes;
 
 /// A running Telegram channel; its tasks stop when it is stopped or dropped.
 pub struct Telegram {
@@ -34,7 +34,7 @@ struct Runner {
     desk: Desk,
     api: Api,
     cfg: TelegramConfig,
-    routes: Routes,
+    courier: Arc<Courier<Api>>,
 }
 
 impl Telegram {
@@ -69,16 +69,23 @@ impl Telegram {
             move || book.now(),
             tx,
         ));
+        let courier = Arc::new(Courier {
+            desk: desk.clone(),
+            post: api.clone(),
+            chats: cfg.chats.clone(),
+            routes,
+            every: cfg.catch_up_every,
+        });
         let r = Arc::new(Runner {
             desk,
             api,
             cfg,
-            routes,
+            courier: courier.clone(),
         });
         // Subscribe before the first catch-up, so nothing opened in between is missed.
         let events = broker.subscribe();
         let poller = tokio::spawn(r.clone().poll(held.clone()));
-        let courier = tokio::spawn(r.courier(held.clone(), events));
+        let courier = tokio::spawn(courier.run(held.clone(), events));
         Ok(Telegram {
             tasks: vec![lease, poller, courier],
             held,
@@ -180,7 +187,7 @@ impl Runner {
             if let Err(e) = self.api.answer_callback(&q.id, &reply.text).await {
                 tracing::warn!(error = %e, "answerCallbackQuery failed");
             }
-            self.after(&reply).await;
+            self.courier.after(&reply).await;
         } else if let Some(m) = &u.message
             && let (Some(text), Some(from)) = (&m.text, &m.from)
             && !from.is_bot
@@ -194,225 +201,7 @@ impl Runner {
             if let Err(e) = self.api.reply(&chat, m.message_id, &reply.text).await {
                 tracing::warn!(error = %e, "telegram reply failed");
             }
-            self.after(&reply).await;
-        }
-    }
-
-    async fn after(&self, reply: &Reply) {
-        if let Some(a) = &reply.decided
-            && a.status.is_final()
-        {
-            self.close(a).await;
-        }
-    }
-
-    async fn courier(
-        self: Arc<Self>,
-        mut held: watch::Receiver<bool>,
-        mut events: broadcast::Receiver<ApprovalEvent>,
-    ) {
-        loop {
-            if !until_held(&mut held).await {
-                return;
-            }
-            self.catch_up().await;
-            let tick = tokio::time::sleep(self.cfg.catch_up_every);
-            tokio::pin!(tick);
-            loop {
-                tokio::select! {
-                    e = events.recv() => match e {
-                        Ok(ApprovalEvent::Opened(id)) => self.opened(&id).await,
-                        Ok(ApprovalEvent::Decided(id)) => {
-                            if let Ok(a) = self.desk.broker.approval(&id).await
-                                && a.status.is_final()
-                            {
-                                self.close(&a).await;
-                                self.on_timeout(&a).await;
-                            }
-                        }
-                        Err(broadcast::error::RecvError::Lagged(_)) => break,
-                        Err(broadcast::error::RecvError::Closed) => return,
-                    },
-                    () = &mut tick => break,
-                    r = held.changed() => {
-                        if r.is_err() {
-                            return;
-                        }
-                        if !*held.borrow() {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    async fn opened(&self, id: &str) {
-        match self.desk.broker.approval(id).await {
-            Ok(a) if a.asks_person() => self.deliver(&a).await,
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, approval = id, "approval not read"),
-        }
-    }
-
-    /// Sends what is pending and closes what was decided, in case events were missed (start,
-    /// another node's approvals, a lagging broadcast).
-    async fn catch_up(&self) {
-        match self.desk.broker.pending().await {
-            Ok(list) => {
-                for a in list.iter().filter(|a| a.asks_person()) {
-                    self.deliver(a).await;
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "pending approvals not read"),
-        }
-        match self.db().chat_messages_open(&self.desk.channel).await {
-            Ok(rows) => {
-                for r in rows {
-                    if let Ok(a) = self.desk.broker.approval(&r.approval).await
-                        && a.status.is_final()
-                    {
-                        self.close(&a).await;
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "open chat messages not read"),
-        }
-        if let Ok(recent) = self.desk.broker.history(50).await {
-            for a in recent
-                .iter()
-                .filter(|a| crate::emergency::expired_recently(a, self.desk.now()))
-            {
-                self.on_timeout(a).await;
-            }
-        }
-    }
-
-    /// The tier's timeout action, if it is this channel's: a new message in the chats that
-    /// were asked (notify), or to this channel's chats (escalate to it). Once per chat.
-    async fn on_timeout(&self, a: &Approval) {
-        if a.status != airlock_confirm::ApprovalStatus::Expired {
-            return;
-        }
-        let Some(action) = self.routes.route(a.tier).and_then(|r| r.on_timeout.clone()) else {
-            return;
-        };
-        let chats: Vec<String> = match action {
-            OnTimeout::Notify => match self.db().chat_messages_of(&a.id).await {
-                Ok(rows) => rows
-                    .into_iter()
-                    .filter(|r| {
-                        r.channel == self.desk.channel
-                            && r.message.is_some()
-                            && !r.ref_code.is_empty()
-                    })
-                    .map(|r| r.chat)
-                    .collect(),
-                Err(_) => return,
-            },
-            OnTimeout::Escalate(to) if to == self.desk.channel => self.cfg.chats.clone(),
-            _ => return,
-        };
-        let text = crate::text::timed_out(a);
-        for chat in chats {
-            let row = match self.desk.claim_notice(a, "timeout", &chat).await {
-                Ok(Some(r)) => r,
-                _ => continue,
-            };
-            let sent = self.api.send_message(&chat, &text, &[]).await;
-            self.desk
-                .sent(&row, sent.map(|m| Some(m.message_id.to_string())))
-                .await;
-        }
-    }
-
-    /// Posts approval `a` to every configured chat it was not posted to yet.
-    async fn deliver(&self, a: &Approval) {
-        let earlier = match self.db().chat_messages_of(&a.id).await {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(error = %e, approval = %a.id, "chat messages not read");
-                return;
-            }
-        };
-        if !self
-            .routes
-            .due(a, &self.desk.channel, &earlier, self.desk.now())
-        {
-            return;
-        }
-        for chat in &self.cfg.chats {
-            let row = match self.desk.claim(a, chat).await {
-                Ok(Some(r)) => r,
-                Ok(None) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, approval = %a.id, "chat message not claimed");
-                    continue;
-                }
-            };
-            let text = crate::text::request(a, &row.ref_code, self.desk.now());
-            let button =
-                |label: &str, pick| (label.to_string(), self.desk.button(chat, &row.nonce, pick));
-            let keyboard = if crate::desk::typed_only(a) {
-                vec![vec![button("❌ Deny", Pick::Deny)]]
-            } else {
-                vec![
-                    vec![
-                        button("✅ Approve once", Pick::ApproveOnce),
-                        button("✅ For this session", Pick::ApproveSession),
-                    ],
-                    vec![button("❌ Deny", Pick::Deny)],
-                ]
-            };
-            let sent = self.api.send_message(chat, &text, &keyboard).await;
-            self.desk
-                .sent(&row, sent.map(|m| Some(m.message_id.to_string())))
-                .await;
-        }
-        // Decided while it was being sent: show it at once.
-        if let Ok(now) = self.desk.broker.approval(&a.id).await
-            && now.status.is_final()
-        {
-            self.close(&now).await;
-        }
-    }
-
-    /// Shows the outcome of final approval `a` on each of its open messages here, without
-    /// buttons. A message whose edit fails stays open, and the next catch-up tries again.
-    async fn close(&self, a: &Approval) {
-        let rows = match self.db().chat_messages_of(&a.id).await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!(error = %e, approval = %a.id, "chat messages not read");
-                return;
-            }
-        };
-        let text = crate::text::outcome(a);
-        for r in rows
-            .iter()
-            .filter(|r| r.channel == self.desk.channel && r.state == "sent")
-        {
-            let Some(message) = &r.message else { continue };
-            let body = format!("{}\n\n{}", crate::text::action_line(&a.action), text);
-            match self.api.edit_final(&r.chat, message, &body).await {
-                Ok(()) => {
-                    let outcome = crate::route::outcome(a, r);
-                    let _ = self
-                        .db()
-                        .chat_message_move(
-                            &r.nonce,
-                            "sent",
-                            "closed",
-                            None,
-                            Some(outcome),
-                            self.desk.now(),
-                        )
-                        .await;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, approval = %a.id, "telegram message not updated")
-                }
-            }
+            self.courier.after(&reply).await;
         }
     }
 }
