@@ -45,6 +45,10 @@ pub(crate) struct Courier<P: Post> {
     pub(crate) chats: Vec<String>,
     pub(crate) routes: Routes,
     pub(crate) every: Duration,
+    /// How a typed command starts on this platform (`/`, `/airlock `).
+    pub(crate) cmd: &'static str,
+    /// The longest text the platform takes in one message.
+    pub(crate) max_text: usize,
 }
 
 /// Waits until this node holds the lease.
@@ -208,7 +212,10 @@ impl<P: Post> Courier<P> {
                     continue;
                 }
             };
-            let text = crate::text::request(a, &row.ref_code, self.desk.now());
+            let text = crate::text::fit(
+                &crate::text::request(a, &row.ref_code, self.desk.now(), self.cmd),
+                self.max_text,
+            );
             let button =
                 |label: &str, pick| (label.to_string(), self.desk.button(chat, &row.nonce, pick));
             let keyboard = if crate::desk::typed_only(a) {

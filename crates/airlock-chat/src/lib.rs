@@ -10,11 +10,13 @@
 pub mod command;
 pub mod courier;
 mod desk;
+pub mod discord;
 pub mod emergency;
 mod error;
 mod http;
 mod lease;
 pub mod route;
+pub mod slack;
 pub mod tap;
 pub mod telegram;
 pub mod text;

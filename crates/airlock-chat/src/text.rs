@@ -34,8 +34,9 @@ pub fn action_line(a: &Action) -> String {
     cut(&s, MAX_ACTION)
 }
 
-/// The request: what, how risky, why, time left at `now_ms`, and how to answer with `code`.
-pub fn request(a: &Approval, code: &str, now_ms: i64) -> String {
+/// The request: what, how risky, why, time left at `now_ms`, and how to answer with `code`
+/// (`cmd` starts a typed command: `/` in Telegram and Discord, `/airlock ` in Slack).
+pub fn request(a: &Approval, code: &str, now_ms: i64, cmd: &str) -> String {
     let mut out = format!(
         "airlock: {} asks (tier {}, session {})\n\n{}\n",
         a.agent,
@@ -68,10 +69,12 @@ pub fn request(a: &Approval, code: &str, now_ms: i64) -> String {
     out.push_str(&format!("\nTime left: {left} s; silence denies.\n"));
     if a.code_required {
         out.push_str(&format!(
-            "Tier 4: to approve, type /approve {code} (no button approves this). To deny: /deny {code} reason"
+            "Tier 4: to approve, type {cmd}approve {code} (no button approves this). To deny: {cmd}deny {code} reason"
         ));
     } else {
-        out.push_str(&format!("Or type /approve {code} or /deny {code} reason"));
+        out.push_str(&format!(
+            "Or type {cmd}approve {code} or {cmd}deny {code} reason"
+        ));
     }
     out
 }
@@ -154,4 +157,15 @@ pub fn timed_out(a: &Approval) -> String {
         a.agent,
         cut(&action_line(&a.action), 300)
     )
+}
+
+/// `s` cut to at most `max` characters (keeping its end, where the answer instructions are).
+pub fn fit(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n - max / 2).collect();
+    let head: String = s.chars().take(max / 2 - 2).collect();
+    format!("{head}…\n{tail}")
 }

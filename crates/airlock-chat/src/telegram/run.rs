@@ -75,6 +75,8 @@ impl Telegram {
             chats: cfg.chats.clone(),
             routes,
             every: cfg.catch_up_every,
+            cmd: "/",
+            max_text: 4096,
         });
         let r = Arc::new(Runner {
             desk,

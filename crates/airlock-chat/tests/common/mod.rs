@@ -365,10 +365,13 @@ pub fn admins_config(bot: &Bot) -> TelegramConfig {
     c
 }
 
+/// One POST to the SMS gateway: its Authorization header and JSON body.
+pub type SmsPost = (Option<String>, Value);
+
 /// An SMS gateway: records each POST's JSON body and bearer key.
 #[derive(Clone, Default)]
 pub struct Sms {
-    pub seen: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    pub seen: Arc<Mutex<Vec<SmsPost>>>,
     pub url: String,
 }
 
@@ -413,7 +416,7 @@ impl Sms {
         }
     }
 
-    pub async fn wait(&self, n: usize) -> Vec<(Option<String>, Value)> {
+    pub async fn wait(&self, n: usize) -> Vec<SmsPost> {
         for _ in 0..400 {
             if self.seen.lock().unwrap().len() >= n {
                 return self.seen.lock().unwrap().clone();
