@@ -234,10 +234,11 @@ impl Discord {
         })
     }
 
-    /// The interactions endpoint (mount it at `POST /v1/chat/discord/<name>`).
-    pub fn router(&self) -> axum::Router {
+    /// The endpoint's route at `path` (the daemon mounts `/v1/chat/discord/<name>`), to merge
+    /// into any router.
+    pub fn router<S: Clone + Send + Sync + 'static>(&self, path: &str) -> axum::Router<S> {
         axum::Router::new()
-            .route("/", axum::routing::post(interaction))
+            .route(path, axum::routing::post(interaction))
             .with_state(self.hook.clone())
     }
 }

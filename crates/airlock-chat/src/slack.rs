@@ -260,12 +260,25 @@ impl Slack {
         })
     }
 
-    /// The request URL's handler (mount it at `POST /v1/chat/slack/<name>`).
-    pub fn router(&self) -> axum::Router {
+    /// The endpoint's route at `path` (the daemon mounts `/v1/chat/slack/<name>`), to merge
+    /// into any router.
+    pub fn router<S: Clone + Send + Sync + 'static>(&self, path: &str) -> axum::Router<S> {
         axum::Router::new()
-            .route("/", axum::routing::post(interaction))
+            .route(path, axum::routing::post(interaction))
             .with_state(self.hook.clone())
     }
+}
+
+/// The `X-Slack-Signature` Slack sends for `body` at `ts` (for tests and tools that play Slack).
+pub fn sign(secret: &[u8], ts: &str, body: &[u8]) -> String {
+    let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(secret) else {
+        return String::new();
+    };
+    m.update(b"v0:");
+    m.update(ts.as_bytes());
+    m.update(b":");
+    m.update(body);
+    format!("v0={}", hex::encode(m.finalize().into_bytes()))
 }
 
 /// Whether `sig` (`v0=<hex>`) signs `body` sent at `ts` (unix seconds, within `skew` of `now`).

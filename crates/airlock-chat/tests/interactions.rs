@@ -212,7 +212,7 @@ async fn slack_setup() -> (Broker, Slack, Platform, String, tempfile::TempDir) {
     c.approvers = BTreeMap::from([(SLACK_ALICE.to_string(), "alice".to_string())]);
     c.catch_up_every = Duration::from_millis(300);
     let s = Slack::start(b.clone(), c, Routes::new()).await.unwrap();
-    let hook = serve(s.router()).await;
+    let hook = serve(s.router("/")).await;
     (b, s, api, hook, d)
 }
 
@@ -397,7 +397,7 @@ async fn discord_setup() -> (
     c.approvers = BTreeMap::from([(DISCORD_ALICE.to_string(), "alice".to_string())]);
     c.catch_up_every = Duration::from_millis(300);
     let s = Discord::start(b.clone(), c, Routes::new()).await.unwrap();
-    let hook = serve(s.router()).await;
+    let hook = serve(s.router("/")).await;
     (b, s, api, hook, key, d)
 }
 

@@ -30,12 +30,48 @@ pub struct ConfigFile {
     /// Telegram bots people approve from, by name (`[telegram.ops]`).
     #[serde(default)]
     pub telegram: std::collections::BTreeMap<String, TelegramSection>,
+    /// Slack apps people approve from, by name (`[slack.ops]`).
+    #[serde(default)]
+    pub slack: std::collections::BTreeMap<String, SlackSection>,
+    /// Discord applications people approve from, by name (`[discord.ops]`).
+    #[serde(default)]
+    pub discord: std::collections::BTreeMap<String, DiscordSection>,
     /// Last-resort notices through an SMS gateway's REST API, by name (`[emergency.sms]`).
     #[serde(default)]
     pub emergency: std::collections::BTreeMap<String, EmergencySection>,
     /// Who is asked, in what order, per tier (`[routes.tier3]`).
     #[serde(default)]
     pub routes: std::collections::BTreeMap<String, RouteSection>,
+}
+
+/// A Slack app: its request URL is `{public_url}/v1/chat/slack/<name>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackSection {
+    /// The environment variable holding the bot token (`xoxb-…`).
+    pub token_env: String,
+    /// The environment variable holding the app's signing secret.
+    pub signing_secret_env: String,
+    /// Channel ids (`C…`) requests are posted to.
+    pub channels: Vec<String>,
+    /// Slack user id (`U…`) → airlock approver name.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    pub base_url: Option<String>,
+}
+
+/// A Discord application: its interactions endpoint is `{public_url}/v1/chat/discord/<name>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscordSection {
+    /// The environment variable holding the bot token.
+    pub token_env: String,
+    /// The application's public key (64 hex digits, from the developer portal).
+    pub public_key: String,
+    /// Channel ids requests are posted to.
+    pub channels: Vec<String>,
+    /// Discord user id → airlock approver name.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    pub base_url: Option<String>,
 }
 
 /// An SMS gateway: one JSON POST `{"from", "to", "text"}` per recipient.
@@ -290,12 +326,62 @@ impl ConfigFile {
         Ok(out)
     }
 
+    /// The Slack apps, secrets read from the environment now.
+    pub fn slack(&self) -> Result<Vec<airlock_chat::slack::SlackConfig>> {
+        let mut out = Vec::new();
+        for (name, s) in &self.slack {
+            let token = env_secret(&s.token_env, &format!("slack.{name}.token_env"))?;
+            let secret = env_secret(
+                &s.signing_secret_env,
+                &format!("slack.{name}.signing_secret_env"),
+            )?;
+            if s.channels.is_empty() || s.approvers.is_empty() {
+                bail!("slack.{name} needs `channels` to post to and `approvers` who may answer");
+            }
+            let mut c = airlock_chat::slack::SlackConfig::new(name, &token, secret.as_bytes());
+            if let Some(u) = &s.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.channels = s.channels.clone();
+            c.approvers = s.approvers.clone();
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// The Discord applications, tokens read from the environment now.
+    pub fn discord(&self) -> Result<Vec<airlock_chat::discord::DiscordConfig>> {
+        let mut out = Vec::new();
+        for (name, d) in &self.discord {
+            let token = env_secret(&d.token_env, &format!("discord.{name}.token_env"))?;
+            let key: [u8; 32] = hex::decode(d.public_key.trim())
+                .ok()
+                .and_then(|k| k.try_into().ok())
+                .with_context(|| format!("discord.{name}.public_key: expected 64 hex digits"))?;
+            if d.channels.is_empty() || d.approvers.is_empty() {
+                bail!("discord.{name} needs `channels` to post to and `approvers` who may answer");
+            }
+            let mut c = airlock_chat::discord::DiscordConfig::new(name, &token, key);
+            if let Some(u) = &d.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.channels = d.channels.clone();
+            c.approvers = d.approvers.clone();
+            out.push(c);
+        }
+        Ok(out)
+    }
+
     /// The routes per tier; every channel they name must be configured.
     pub fn routes(&self) -> Result<airlock_chat::Routes> {
         let known = |c: &str| -> bool {
             c == "inbox"
                 || c.strip_prefix("telegram:")
                     .is_some_and(|n| self.telegram.contains_key(n))
+                || c.strip_prefix("slack:")
+                    .is_some_and(|n| self.slack.contains_key(n))
+                || c.strip_prefix("discord:")
+                    .is_some_and(|n| self.discord.contains_key(n))
                 || c.strip_prefix("emergency:")
                     .is_some_and(|n| self.emergency.contains_key(n))
         };
@@ -309,7 +395,7 @@ impl ConfigFile {
             for c in &r.chain {
                 if !known(c) {
                     bail!(
-                        "routes.{key}: {c:?} is not a configured channel (telegram:NAME, emergency:NAME or inbox)"
+                        "routes.{key}: {c:?} is not a configured channel (telegram:NAME, slack:NAME, discord:NAME, emergency:NAME or inbox)"
                     );
                 }
             }
@@ -322,7 +408,7 @@ impl ConfigFile {
                 Some("notify") => Some(airlock_chat::OnTimeout::Notify),
                 Some(t) if t.starts_with("escalate:") => {
                     let to = &t["escalate:".len()..];
-                    if !to.starts_with("telegram:") || !known(to) {
+                    if to.starts_with("emergency:") || to == "inbox" || !known(to) {
                         bail!("routes.{key}.on_timeout: {to:?} is not a configured chat channel");
                     }
                     Some(airlock_chat::OnTimeout::Escalate(to.to_string()))
@@ -344,6 +430,13 @@ impl ConfigFile {
             );
         }
         Ok(routes)
+    }
+}
+
+fn env_secret(var: &str, key: &str) -> Result<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
+        _ => bail!("{key} names {var}, which is not set"),
     }
 }
 
