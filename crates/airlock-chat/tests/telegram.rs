@@ -459,3 +459,88 @@ async fn one_poller_per_token_and_a_takeover_on_postgres() {
     drop(t2);
     b2.shutdown().await;
 }
+
+/// Tap → agent released, against answering the same kind of approval through the broker (the
+/// inbox's and the terminal's path), alternated in one run. Prints the medians and spreads;
+/// `cargo test -p airlock-chat --release --test telegram -- --ignored --nocapture tap_to_release`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn tap_to_release() {
+    let bot = Bot::start().await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, "n1").await;
+    let mut c = config(&bot.url);
+    c.poll_timeout = Duration::from_secs(2);
+    let _tg = Telegram::start(b.clone(), c, Routes::new()).await.unwrap();
+    let (mut chat, mut direct) = (Vec::new(), Vec::new());
+    for i in 0..40 {
+        // chat: the tap lands in the long poll; measured from the tap to the waiter's ruling
+        let waiter = ask(&b, &format!("c{i}"), &format!("tier3 deploy {i}"));
+        // every request is posted (the direct ones too): find this one; ids count from 2
+        let want = format!("$ tier3 deploy {i}\n");
+        let (k, m) = loop {
+            let sent = bot.calls("sendMessage");
+            if let Some((k, m)) = sent
+                .iter()
+                .enumerate()
+                .find(|(_, m)| m["text"].as_str().unwrap_or("").contains(&want))
+            {
+                break (k, m.clone());
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let m = &m;
+        let mid = i64::try_from(k).unwrap() + 2;
+        let data = button(m, "Approve once").unwrap();
+        let t = std::time::Instant::now();
+        bot.tap(ALICE, CHAT, mid, &data);
+        assert_eq!(waiter.await.unwrap(), Ruling::Allow);
+        chat.push(t.elapsed());
+        // direct: the same through Broker::answer
+        let id = b
+            .submit(sub(&format!("d{i}"), &format!("tier3 direct {i}")))
+            .await
+            .unwrap()
+            .id;
+        let b2 = b.clone();
+        let w = tokio::spawn(async move { b2.wait(&id, Duration::from_secs(30)).await.unwrap() });
+        let id = b
+            .pending()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|a| a.session == format!("d{i}"))
+            .unwrap()
+            .id;
+        let t = std::time::Instant::now();
+        let mut ans = airlock_confirm::Answer {
+            by: airlock_confirm::Principal::new("alice", airlock_confirm::Role::Approver),
+            decision: airlock_confirm::Choice::Approve,
+            scope: airlock_confirm::AnswerScope::Once,
+            reason: String::new(),
+            code: None,
+            action_sha256: None,
+            via: None,
+        };
+        ans.reason.clear();
+        b.answer(&id, ans).await.unwrap();
+        let o = w.await.unwrap();
+        assert_eq!(o.status, airlock_confirm::Status::Allowed);
+        direct.push(t.elapsed());
+    }
+    let stats = |v: &mut Vec<Duration>| {
+        v.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        (
+            ms(v[v.len() / 10]),
+            ms(v[v.len() / 2]),
+            ms(v[v.len() * 9 / 10]),
+        )
+    };
+    let (c10, c50, c90) = stats(&mut chat);
+    let (d10, d50, d90) = stats(&mut direct);
+    println!("tap→released via Telegram: p10 {c10:.1} ms, median {c50:.1} ms, p90 {c90:.1} ms");
+    println!(
+        "answer→released via Broker::answer: p10 {d10:.1} ms, median {d50:.1} ms, p90 {d90:.1} ms"
+    );
+}
