@@ -79,6 +79,7 @@ impl Broker {
                 scope: Some(a.scope.as_str().into()),
                 reason,
                 decided_ms: Some(now),
+                via: a.via.clone(),
                 ..Transition::default()
             },
             Choice::Approve => {
@@ -111,6 +112,7 @@ impl Broker {
                     suggestion,
                     decided_ms: Some(now),
                     effective_ms: Some(now + row.time_lock_ms.max(0)),
+                    via: a.via.clone(),
                     ..Transition::default()
                 }
             }
@@ -250,6 +252,7 @@ impl Broker {
             reason: "answered with a one-time webhook link".into(),
             code: None,
             action_sha256: None,
+            via: None,
         };
         self.answer(&spent.approval, answer).await
     }

@@ -237,6 +237,11 @@ pub struct Answer {
     pub code: Option<String>,
     /// When given, the answer applies only if the approval is for this exact action.
     pub action_sha256: Option<String>,
+    /// Where the answer was given when not the inbox, the terminal or the API: a chat channel
+    /// and message (`telegram:ops/chat=42/message=7`), named by the receipt. Set by the
+    /// channel's own code, never read from a request.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// One approval as approvers see it.
@@ -270,6 +275,20 @@ pub struct Approval {
     pub suggestion: Option<String>,
     pub policy_sha256: String,
     pub created_ms: i64,
+    /// Where a person answered from, when it was a chat channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_via: Option<String>,
+}
+
+impl Approval {
+    /// Whether a person is asked now: it is pending and a person confirms it, or the reviewer
+    /// alone was to confirm it and escalated or failed.
+    pub fn asks_person(&self) -> bool {
+        self.status == ApprovalStatus::Pending
+            && (self.confirm.person()
+                || (self.confirm == Confirmers::Llm
+                    && self.llm.as_ref().is_some_and(|r| r.result.failed())))
+    }
 }
 
 /// Something happened to an approval (its id): opened (sent again when its LLM review is

@@ -113,6 +113,13 @@ impl Broker {
             rule: format!("approval.{}", a.status.as_str()),
             code: a.end_code().as_str().to_string(),
         });
+        if let Some(via) = &a.answered_via {
+            // The channel and message the person answered in (a chat platform's ids).
+            req.receipt.reasons.push(ReasonRef {
+                rule: format!("approval.via.{via}"),
+                code: a.end_code().as_str().to_string(),
+            });
+        }
         let receipt = self.inner.ledger.append(req).await?;
         self.db().approval_set_receipt(id, &receipt.id).await?;
         Ok(Some(receipt.id))

@@ -272,6 +272,7 @@ impl Broker {
             decided_ms: None,
             effective_ms: None,
             receipt: None,
+            answered_via: None,
         };
         let (stored, inserted) = self.db().approval_insert(&row).await?;
         let approval = approval_of(&stored)?;

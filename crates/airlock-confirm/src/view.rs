@@ -74,6 +74,7 @@ pub(crate) fn approval_of(r: &ApprovalRow) -> Result<Approval, ConfirmError> {
         suggestion: r.suggestion.clone(),
         policy_sha256: r.policy_sha256.clone(),
         created_ms: r.created_ms,
+        answered_via: r.answered_via.clone(),
     })
 }
 

@@ -43,6 +43,8 @@ pub struct ApprovalRow {
     pub decided_ms: Option<i64>,
     pub effective_ms: Option<i64>,
     pub receipt: Option<String>,
+    /// Where a person answered from (a chat channel and message), when not the inbox or API.
+    pub answered_via: Option<String>,
 }
 
 impl ApprovalRow {
@@ -70,6 +72,8 @@ pub struct Transition {
     pub suggestion: Option<String>,
     pub decided_ms: Option<i64>,
     pub effective_ms: Option<i64>,
+    /// Where the answer came from (a chat channel and message).
+    pub via: Option<String>,
 }
 
 /// A one-time link that was spent: which approval it answers and how.
@@ -92,7 +96,7 @@ pub struct LinkRow {
 const COLUMNS: &str = "id, request_id, agent, session, action, action_sha256, tier, reasons, \
      policy_sha256, confirm, deliberate, time_lock_ms, status, llm, decided_by, by_person, \
      approvers, scope, reason, grant_id, suggestion, created_ms, deadline_ms, decided_ms, \
-     effective_ms, receipt";
+     effective_ms, receipt, answered_via";
 
 const FINAL: &str = "('approved', 'denied', 'expired', 'cancelled')";
 
@@ -129,6 +133,7 @@ where
         decided_ms: r.try_get(23)?,
         effective_ms: r.try_get(24)?,
         receipt: r.try_get(25)?,
+        answered_via: r.try_get(26)?,
     })
 }
 
@@ -143,9 +148,9 @@ impl Db {
         const Q: &str = "INSERT INTO approvals (id, request_id, agent, session, action, \
              action_sha256, tier, reasons, policy_sha256, confirm, deliberate, time_lock_ms, \
              status, llm, decided_by, by_person, approvers, scope, reason, grant_id, suggestion, \
-             created_ms, deadline_ms, decided_ms, effective_ms, receipt) VALUES ($1, $2, $3, $4, \
-             $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-             $22, $23, $24, $25, $26) ON CONFLICT (request_id) DO NOTHING";
+             created_ms, deadline_ms, decided_ms, effective_ms, receipt, answered_via) VALUES ($1, \
+             $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+             $20, $21, $22, $23, $24, $25, $26, $27) ON CONFLICT (request_id) DO NOTHING";
         let n = on_pool!(self, p => {
             sqlx::query(Q)
                 .bind(a.id.as_str())
@@ -174,6 +179,7 @@ impl Db {
                 .bind(a.decided_ms)
                 .bind(a.effective_ms)
                 .bind(a.receipt.as_deref())
+                .bind(a.answered_via.as_deref())
                 .execute(p)
                 .await?
                 .rows_affected()
@@ -275,8 +281,9 @@ impl Db {
              approvers = COALESCE($4, approvers), scope = COALESCE($5, scope), \
              reason = COALESCE($6, reason), grant_id = COALESCE($7, grant_id), \
              suggestion = COALESCE($8, suggestion), decided_ms = COALESCE($9, decided_ms), \
-             effective_ms = COALESCE($10, effective_ms) \
-             WHERE id = $11 AND status = $12";
+             effective_ms = COALESCE($10, effective_ms), \
+             answered_via = COALESCE($11, answered_via) \
+             WHERE id = $12 AND status = $13";
         let n = on_pool!(self, p => {
             sqlx::query(Q)
                 .bind(t.to.as_str())
@@ -289,6 +296,7 @@ impl Db {
                 .bind(t.suggestion.as_deref())
                 .bind(t.decided_ms)
                 .bind(t.effective_ms)
+                .bind(t.via.as_deref())
                 .bind(id)
                 .bind(from)
                 .execute(p)

@@ -62,6 +62,7 @@ const MIGRATIONS: &[Migration] = &[
         "token_roots",
         include_str!("../migrations/0010_token_roots.sql"),
     ),
+    portable(11, "chat", include_str!("../migrations/0011_chat.sql")),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

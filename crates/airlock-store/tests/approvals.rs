@@ -44,6 +44,7 @@ fn row(id: &str, request: &str) -> ApprovalRow {
         decided_ms: None,
         effective_ms: None,
         receipt: None,
+        answered_via: None,
     }
 }
 

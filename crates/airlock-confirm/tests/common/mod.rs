@@ -130,6 +130,7 @@ pub fn approve(by: &str) -> Answer {
         reason: String::new(),
         code: None,
         action_sha256: None,
+        via: None,
     }
 }
 

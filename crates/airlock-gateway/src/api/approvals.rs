@@ -117,6 +117,7 @@ pub fn answer_of(caller: &Caller, req: AnswerRequest) -> Result<Answer, ApiError
         reason,
         code: req.code.filter(|c| !c.trim().is_empty()),
         action_sha256: req.action_sha256.filter(|h| !h.is_empty()),
+        via: None,
     })
 }
 

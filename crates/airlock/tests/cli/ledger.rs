@@ -20,7 +20,7 @@ fn stdout(c: &mut Command) -> (i32, String) {
     let out = c.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &*String::from_utf8_lossy(&out.stderr),
     )
 }
 

@@ -40,6 +40,7 @@ impl Daemon {
             .env_remove("AIRLOCK_POLICY")
             .env_remove("AIRLOCK_URL")
             .env_remove("AIRLOCK_TOKEN")
+            .env("AIRLOCK_TEST_CHAT_SECRET", CHAT_SECRET)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
         match database {
@@ -999,4 +1000,127 @@ fn the_daemons_files_are_the_owners_only() {
         let p = e.unwrap().path();
         assert_eq!(mode(&p), 0o600, "{}", p.display());
     }
+}
+
+/// The signing secret the test daemons read from `AIRLOCK_TEST_CHAT_SECRET`.
+const CHAT_SECRET: &str = "test-signing-secret-0123456789abcdef";
+
+/// A Slack Web API on loopback: answers `chat.postMessage` and `chat.update` with `ok`, and
+/// hands each (path, body) to the test.
+fn slack_server() -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/api", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let (path, body) = loop {
+                let n = s.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break (String::new(), String::new());
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                        break (path, body.to_string());
+                    }
+                }
+            };
+            let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let answer =
+                json!({"ok": true, "channel": v["channel"], "ts": "1800000000.000100"}).to_string();
+            let _ = tx.send((path, v));
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_slack_tap_at_the_daemons_request_url_releases_the_hook() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let (api, seen) = slack_server();
+    let config = tmp.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[slack.ops]\ntoken_env = \"PATH\"\nsigning_secret_env = \"AIRLOCK_TEST_CHAT_SECRET\"\nchannels = [\"C0OPS\"]\napprovers = {{ \"U0ALICE\" = \"alice\" }}\nbase_url = \"{api}\"\n"
+        ),
+    )
+    .unwrap();
+    let d = Daemon::start_with(&dir, &home, None, &["--config", config.to_str().unwrap()]);
+    let hook = hook_in_background(&dir, &home, &[], ASKS);
+    let (path, posted) = seen.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(path.ends_with("/chat.postMessage"), "{path}");
+    assert!(posted["text"].as_str().unwrap().contains(ASKS), "{posted}");
+    let value = posted["blocks"][1]["elements"][0]["value"]
+        .as_str()
+        .unwrap();
+    let payload = json!({
+        "type": "block_actions",
+        "user": {"id": "U0ALICE", "username": "alice"},
+        "channel": {"id": "C0OPS"},
+        "message": {"ts": "1800000000.000100", "text": "airlock"},
+        "actions": [{"action_id": "airlock_0", "block_id": "airlock", "value": value, "type": "button"}]
+    });
+    let body = format!(
+        "payload={}",
+        payload
+            .to_string()
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            })
+            .collect::<String>()
+    );
+    let ts = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let sig = airlock_chat::slack::sign(CHAT_SECRET.as_bytes(), &ts, body.as_bytes());
+    let addr = d.url.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /v1/chat/slack/ops HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nX-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: {sig}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (code, stdout) = hook.join().unwrap();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#""permissionDecision":"allow""#),
+        "{stdout}"
+    );
+    // the message is closed with the outcome
+    let (path, update) = seen.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(path.ends_with("/chat.update"), "{path}");
+    assert!(
+        update["text"].as_str().unwrap().contains("alice in Slack"),
+        "{update}"
+    );
 }

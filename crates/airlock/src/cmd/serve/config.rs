@@ -27,6 +27,93 @@ pub struct ConfigFile {
     pub fatigue: FatigueSection,
     /// The OpenAI-compatible proxy (served when an upstream is set).
     pub proxy: Option<airlock_proxy::ProxySettings>,
+    /// Telegram bots people approve from, by name (`[telegram.ops]`).
+    #[serde(default)]
+    pub telegram: std::collections::BTreeMap<String, TelegramSection>,
+    /// Slack apps people approve from, by name (`[slack.ops]`).
+    #[serde(default)]
+    pub slack: std::collections::BTreeMap<String, SlackSection>,
+    /// Discord applications people approve from, by name (`[discord.ops]`).
+    #[serde(default)]
+    pub discord: std::collections::BTreeMap<String, DiscordSection>,
+    /// Last-resort notices through an SMS gateway's REST API, by name (`[emergency.sms]`).
+    #[serde(default)]
+    pub emergency: std::collections::BTreeMap<String, EmergencySection>,
+    /// Who is asked, in what order, per tier (`[routes.tier3]`).
+    #[serde(default)]
+    pub routes: std::collections::BTreeMap<String, RouteSection>,
+}
+
+/// A Slack app: its request URL is `{public_url}/v1/chat/slack/<name>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackSection {
+    /// The environment variable holding the bot token (`xoxb-…`).
+    pub token_env: String,
+    /// The environment variable holding the app's signing secret.
+    pub signing_secret_env: String,
+    /// Channel ids (`C…`) requests are posted to.
+    pub channels: Vec<String>,
+    /// Slack user id (`U…`) → airlock approver name.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    pub base_url: Option<String>,
+}
+
+/// A Discord application: its interactions endpoint is `{public_url}/v1/chat/discord/<name>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscordSection {
+    /// The environment variable holding the bot token.
+    pub token_env: String,
+    /// The application's public key (64 hex digits, from the developer portal).
+    pub public_key: String,
+    /// Channel ids requests are posted to.
+    pub channels: Vec<String>,
+    /// Discord user id → airlock approver name.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    pub base_url: Option<String>,
+}
+
+/// An SMS gateway: one JSON POST `{"from", "to", "text"}` per recipient.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmergencySection {
+    pub url: String,
+    /// The environment variable holding the gateway's key (sent as a bearer token).
+    pub api_key_env: Option<String>,
+    pub from: String,
+    pub to: Vec<String>,
+}
+
+/// One tier's chain of channels.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSection {
+    /// Channels in order: `telegram:NAME`, `emergency:NAME`, `inbox`.
+    pub chain: Vec<String>,
+    /// The share of the tier's time each step waits before the next is asked (default 1/3).
+    pub after: Option<f64>,
+    /// `notify`, `escalate:telegram:NAME` or `emergency:NAME`.
+    pub on_timeout: Option<String>,
+}
+
+/// One Telegram bot: where it posts and who may answer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelegramSection {
+    /// The environment variable holding the bot token from @BotFather.
+    pub token_env: String,
+    /// Chat ids (a person's, a group's) the requests are posted to.
+    pub chats: Vec<String>,
+    /// Telegram user id → airlock approver name; anyone else's answer is refused.
+    pub approvers: std::collections::BTreeMap<String, String>,
+    /// Default `https://api.telegram.org`.
+    pub base_url: Option<String>,
+    /// The `getUpdates` long-poll timeout (default 25s).
+    pub poll_timeout: Option<String>,
+    /// How long a node holds the bot without renewing (default 15s): another node of a shared
+    /// PostgreSQL takes over after it.
+    pub lease_ttl: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -168,6 +255,191 @@ impl ConfigFile {
     }
 }
 
+impl ConfigFile {
+    /// The Telegram channels, with their tokens read from the environment now (a missing token
+    /// is an error at start, not a channel silently gone).
+    pub fn telegram(&self) -> Result<Vec<airlock_chat::TelegramConfig>> {
+        let mut out = Vec::new();
+        for (name, t) in &self.telegram {
+            let token = std::env::var(&t.token_env).unwrap_or_default();
+            if token.trim().is_empty() {
+                bail!(
+                    "telegram.{name}.token_env names {}, which is not set",
+                    t.token_env
+                );
+            }
+            if t.chats.is_empty() || t.approvers.is_empty() {
+                bail!("telegram.{name} needs `chats` to post to and `approvers` who may answer");
+            }
+            for id in t.chats.iter().chain(t.approvers.keys()) {
+                if id.parse::<i64>().is_err() {
+                    bail!("telegram.{name}: {id:?} is not a Telegram id (a number)");
+                }
+            }
+            let mut c = airlock_chat::TelegramConfig::new(name, token.trim());
+            if let Some(u) = &t.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.chats = t.chats.clone();
+            c.approvers = t.approvers.clone();
+            c.poll_timeout = duration(
+                t.poll_timeout.as_deref(),
+                "telegram.poll_timeout",
+                c.poll_timeout,
+            )?;
+            c.lease_ttl = duration(t.lease_ttl.as_deref(), "telegram.lease_ttl", c.lease_ttl)?;
+            out.push(c);
+        }
+        Ok(out)
+    }
+}
+
+impl ConfigFile {
+    /// The emergency channels, keys read from the environment now.
+    pub fn emergency(&self) -> Result<Vec<airlock_chat::EmergencyConfig>> {
+        let mut out = Vec::new();
+        for (name, e) in &self.emergency {
+            let api_key = match &e.api_key_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+                    _ => bail!("emergency.{name}.api_key_env names {var}, which is not set"),
+                },
+                None => None,
+            };
+            if e.to.is_empty() {
+                bail!("emergency.{name} needs `to`, the numbers to notify");
+            }
+            out.push(airlock_chat::EmergencyConfig {
+                name: name.clone(),
+                url: e.url.clone(),
+                api_key,
+                from: e.from.clone(),
+                to: e.to.clone(),
+                inbox_url: self
+                    .serve
+                    .public_url
+                    .as_ref()
+                    .map(|u| format!("{}/inbox", u.trim_end_matches('/'))),
+                every: Duration::from_secs(1),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The Slack apps, secrets read from the environment now.
+    pub fn slack(&self) -> Result<Vec<airlock_chat::slack::SlackConfig>> {
+        let mut out = Vec::new();
+        for (name, s) in &self.slack {
+            let token = env_secret(&s.token_env, &format!("slack.{name}.token_env"))?;
+            let secret = env_secret(
+                &s.signing_secret_env,
+                &format!("slack.{name}.signing_secret_env"),
+            )?;
+            if s.channels.is_empty() || s.approvers.is_empty() {
+                bail!("slack.{name} needs `channels` to post to and `approvers` who may answer");
+            }
+            let mut c = airlock_chat::slack::SlackConfig::new(name, &token, secret.as_bytes());
+            if let Some(u) = &s.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.channels = s.channels.clone();
+            c.approvers = s.approvers.clone();
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// The Discord applications, tokens read from the environment now.
+    pub fn discord(&self) -> Result<Vec<airlock_chat::discord::DiscordConfig>> {
+        let mut out = Vec::new();
+        for (name, d) in &self.discord {
+            let token = env_secret(&d.token_env, &format!("discord.{name}.token_env"))?;
+            let key: [u8; 32] = hex::decode(d.public_key.trim())
+                .ok()
+                .and_then(|k| k.try_into().ok())
+                .with_context(|| format!("discord.{name}.public_key: expected 64 hex digits"))?;
+            if d.channels.is_empty() || d.approvers.is_empty() {
+                bail!("discord.{name} needs `channels` to post to and `approvers` who may answer");
+            }
+            let mut c = airlock_chat::discord::DiscordConfig::new(name, &token, key);
+            if let Some(u) = &d.base_url {
+                c.base_url = u.trim_end_matches('/').to_string();
+            }
+            c.channels = d.channels.clone();
+            c.approvers = d.approvers.clone();
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// The routes per tier; every channel they name must be configured.
+    pub fn routes(&self) -> Result<airlock_chat::Routes> {
+        let known = |c: &str| -> bool {
+            c == "inbox"
+                || c.strip_prefix("telegram:")
+                    .is_some_and(|n| self.telegram.contains_key(n))
+                || c.strip_prefix("slack:")
+                    .is_some_and(|n| self.slack.contains_key(n))
+                || c.strip_prefix("discord:")
+                    .is_some_and(|n| self.discord.contains_key(n))
+                || c.strip_prefix("emergency:")
+                    .is_some_and(|n| self.emergency.contains_key(n))
+        };
+        let mut routes = airlock_chat::Routes::new();
+        for (key, r) in &self.routes {
+            let tier = key
+                .strip_prefix("tier")
+                .and_then(|t| t.parse::<u8>().ok())
+                .and_then(|t| airlock_core::Tier::try_from(t).ok())
+                .with_context(|| format!("routes.{key}: expected tier0 … tier4"))?;
+            for c in &r.chain {
+                if !known(c) {
+                    bail!(
+                        "routes.{key}: {c:?} is not a configured channel (telegram:NAME, slack:NAME, discord:NAME, emergency:NAME or inbox)"
+                    );
+                }
+            }
+            let after = r.after.unwrap_or(1.0 / 3.0);
+            if !(after > 0.0 && after <= 1.0) {
+                bail!("routes.{key}.after must be a share of the tier's time, in (0, 1]");
+            }
+            let on_timeout = match r.on_timeout.as_deref() {
+                None => None,
+                Some("notify") => Some(airlock_chat::OnTimeout::Notify),
+                Some(t) if t.starts_with("escalate:") => {
+                    let to = &t["escalate:".len()..];
+                    if to.starts_with("emergency:") || to == "inbox" || !known(to) {
+                        bail!("routes.{key}.on_timeout: {to:?} is not a configured chat channel");
+                    }
+                    Some(airlock_chat::OnTimeout::Escalate(to.to_string()))
+                }
+                Some(t) if t.starts_with("emergency:") && known(t) => {
+                    Some(airlock_chat::OnTimeout::Emergency(t.to_string()))
+                }
+                Some(t) => bail!(
+                    "routes.{key}.on_timeout: {t:?} is not notify, escalate:telegram:NAME or a configured emergency:NAME"
+                ),
+            };
+            routes = routes.with(
+                tier,
+                airlock_chat::Route {
+                    chain: r.chain.clone(),
+                    after,
+                    on_timeout,
+                },
+            );
+        }
+        Ok(routes)
+    }
+}
+
+fn env_secret(var: &str, key: &str) -> Result<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
+        _ => bail!("{key} names {var}, which is not set"),
+    }
+}
+
 fn duration(text: Option<&str>, key: &str, default: Duration) -> Result<Duration> {
     match text {
         None => Ok(default),
@@ -233,5 +505,51 @@ mod tests {
                 .proxy(None)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn telegram_sections() {
+        let text = "[telegram.ops]\ntoken_env = \"PATH\"\nchats = [\"-1001\"]\napprovers = { \"111\" = \"alice\" }\npoll_timeout = \"5s\"";
+        let t = ConfigFile::parse(text).unwrap().telegram().unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].channel(), "telegram:ops");
+        assert_eq!(t[0].poll_timeout, Duration::from_secs(5));
+        assert_eq!(t[0].approvers["111"], "alice");
+        // a token variable that is not set, an id that is not a number, no approvers, a typo
+        let unset = text.replace("PATH", "AIRLOCK_TEST_UNSET_TOKEN");
+        assert!(ConfigFile::parse(&unset).unwrap().telegram().is_err());
+        let bad_id = text.replace("-1001", "@ops");
+        assert!(ConfigFile::parse(&bad_id).unwrap().telegram().is_err());
+        let nobody = text.replace("{ \"111\" = \"alice\" }", "{}");
+        assert!(ConfigFile::parse(&nobody).unwrap().telegram().is_err());
+        assert!(ConfigFile::parse(&format!("{text}\nchat = 1")).is_err());
+    }
+
+    #[test]
+    fn routes_name_configured_channels() {
+        let base = "[telegram.ops]\ntoken_env = \"PATH\"\nchats = [\"1\"]\napprovers = { \"1\" = \"a\" }\n[emergency.sms]\nurl = \"http://127.0.0.1:1/sms\"\nfrom = \"+1\"\nto = [\"+2\"]\n";
+        let good = format!(
+            "{base}[routes.tier3]\nchain = [\"telegram:ops\", \"inbox\", \"emergency:sms\"]\nafter = 0.25\non_timeout = \"escalate:telegram:ops\"\n[routes.tier4]\nchain = [\"telegram:ops\"]\non_timeout = \"emergency:sms\""
+        );
+        let c = ConfigFile::parse(&good).unwrap();
+        let r = c.routes().unwrap();
+        let t3 = r.route(airlock_core::Tier::High).unwrap();
+        assert_eq!(t3.chain.len(), 3);
+        assert_eq!(t3.after, 0.25);
+        assert_eq!(
+            t3.on_timeout,
+            Some(airlock_chat::OnTimeout::Escalate("telegram:ops".into()))
+        );
+        assert_eq!(c.emergency().unwrap()[0].to, vec!["+2".to_string()]);
+        for bad in [
+            "[routes.tier3]\nchain = [\"telegram:nobody\"]",
+            "[routes.tier9]\nchain = [\"inbox\"]",
+            "[routes.tier3]\nchain = [\"inbox\"]\nafter = 1.5",
+            "[routes.tier3]\nchain = [\"inbox\"]\non_timeout = \"page\"",
+            "[routes.tier3]\nchain = [\"inbox\"]\non_timeout = \"escalate:emergency:sms\"",
+        ] {
+            let c = ConfigFile::parse(&format!("{base}{bad}")).unwrap();
+            assert!(c.routes().is_err(), "{bad}");
+        }
     }
 }

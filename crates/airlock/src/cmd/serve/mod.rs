@@ -65,6 +65,11 @@ pub(crate) fn run_node(
     announce_it: bool,
 ) -> Result<u8> {
     let broker_config = file.broker(node.clone())?;
+    let telegram = file.telegram()?;
+    let emergency = file.emergency()?;
+    let slack = file.slack()?;
+    let discord = file.discord()?;
+    let routes = file.routes()?;
     crate::daemon::init_tls();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,6 +84,47 @@ pub(crate) fn run_node(
         let broker = Broker::start(ledger, book, policy_provider(), broker_config)
             .await
             .context("starting the approval broker")?;
+        // The chat channels run while the daemon serves; dropping them stops their tasks.
+        let mut chats = Vec::new();
+        for c in telegram {
+            let name = c.name.clone();
+            chats.push(
+                airlock_chat::Telegram::start(broker.clone(), c, routes.clone())
+                    .await
+                    .with_context(|| format!("starting the telegram channel {name}"))?,
+            );
+            eprintln!("airlock serve: telegram channel {name} started");
+        }
+        // Slack and Discord answer at request URLs on this daemon (signed by the platform).
+        let mut chat_routes = axum::Router::new();
+        let mut hooks = (Vec::new(), Vec::new());
+        for c in slack {
+            let name = c.name.clone();
+            let s = airlock_chat::slack::Slack::start(broker.clone(), c, routes.clone())
+                .await
+                .with_context(|| format!("starting the slack channel {name}"))?;
+            chat_routes = chat_routes.merge(s.router(&format!("/v1/chat/slack/{name}")));
+            hooks.0.push(s);
+            eprintln!("airlock serve: slack channel {name} answers at /v1/chat/slack/{name}");
+        }
+        for c in discord {
+            let name = c.name.clone();
+            let d = airlock_chat::discord::Discord::start(broker.clone(), c, routes.clone())
+                .await
+                .with_context(|| format!("starting the discord channel {name}"))?;
+            chat_routes = chat_routes.merge(d.router(&format!("/v1/chat/discord/{name}")));
+            hooks.1.push(d);
+            eprintln!("airlock serve: discord channel {name} answers at /v1/chat/discord/{name}");
+        }
+        let mut pagers = Vec::new();
+        for e in emergency {
+            let name = e.name.clone();
+            pagers.push(
+                airlock_chat::Emergency::start(broker.clone(), e, routes.clone())
+                    .await
+                    .with_context(|| format!("starting the emergency channel {name}"))?,
+            );
+        }
         let auth = Auth::new(db.clone()).with_token_cache(std::time::Duration::from_millis(
             file.serve.token_cache_ms.unwrap_or(DEFAULT_TOKEN_CACHE_MS),
         ));
@@ -127,13 +173,17 @@ pub(crate) fn run_node(
                 airlock_proxy::routes(p.clone())
             }
             None => axum::Router::new(),
-        };
+        }
+        .merge(chat_routes);
         let result =
             airlock_gateway::serve_with_routes(listener, state, extra, shutdown_signal()).await;
         // Clean inbound verdicts still in their window are recorded before the process ends.
         if let Some(p) = serving {
             p.flush().await;
         }
+        drop(chats);
+        drop(pagers);
+        drop(hooks);
         if announce_it {
             let _ = std::fs::remove_file(data_dir.join(SERVE_FILE));
         }
