@@ -41,10 +41,12 @@ enum Command {
     Check(cmd::check::Args),
     /// Scan text for jailbreaks, prompt injection and crisis signals (exit 0 clean, 1 detected, 3 error).
     Scan(cmd::scan::Args),
-    /// Run the labelled corpora and print measured detection quality.
-    Eval(cmd::eval::Args),
-    /// Measure whole-process and end-to-end speed.
-    Bench(cmd::bench::Args),
+    /// Run the labelled corpora and print measured detection quality (runs `airlock-lab eval`).
+    #[command(disable_help_flag = true)]
+    Eval(cmd::lab::Args),
+    /// Measure whole-process and end-to-end speed (runs `airlock-lab bench`).
+    #[command(disable_help_flag = true)]
+    Bench(cmd::lab::Args),
     /// The pre-tool hook for Claude Code, Codex, Gemini CLI and Copilot (JSON on stdin).
     Hook(cmd::hook::Args),
     /// Verify, prove, export and replay the signed ledger of receipts.
@@ -98,13 +100,18 @@ fn main() -> ExitCode {
             };
         }
     };
+    // `eval` and `bench` live in the lab binary, which gets the global options as given.
+    let global = cmd::lab::Global {
+        data_dir: cli.data_dir.clone(),
+        database: cli.database.clone(),
+    };
     record::set_location(cli.data_dir, cli.database);
     quiet_broken_pipe();
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
         Command::Scan(a) => cmd::scan::run(a),
-        Command::Eval(a) => cmd::eval::run(a),
-        Command::Bench(a) => cmd::bench::run(a),
+        Command::Eval(a) => cmd::lab::run("eval", a, &global),
+        Command::Bench(a) => cmd::lab::run("bench", a, &global),
         Command::Hook(a) => cmd::hook::run(a),
         Command::Ledger(a) => cmd::ledger::run(a),
         Command::Grant(a) => cmd::grant::run(a),
@@ -129,7 +136,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `println!` panics when standard output was closed (`airlock eval … | head`). That is no bug
+/// `println!` panics when standard output was closed (`airlock policy explain … | head`). That is no bug
 /// to report with a backtrace, and must never end as exit 0 (for `check` that means "allow"):
 /// the process says so in one line and exits with the error code.
 fn quiet_broken_pipe() {

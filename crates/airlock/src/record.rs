@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use airlock_core::{Action, Assessment};
 use airlock_ledger::Receipt;
-use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions, default_data_dir};
+use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions};
 use anyhow::{Context, Result};
 
 struct Location {
@@ -28,26 +28,15 @@ pub fn set_location(data_dir: Option<PathBuf>, database: Option<String>) {
 
 /// The store the global options select (the user's data directory and SQLite by default).
 pub fn store_options() -> StoreOptions {
-    // The hook's fast path answers before the command line (and with it the environment
-    // defaults of the global options) is parsed, so the environment is read here as well.
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let loc = LOCATION.get();
-    let dir = loc
-        .and_then(|l| l.data_dir.clone())
-        .or_else(|| env("AIRLOCK_DATA_DIR").map(PathBuf::from))
-        .unwrap_or_else(default_data_dir);
-    let database = match loc {
-        Some(l) => l.database.clone(),
-        None => env("AIRLOCK_DATABASE_URL").and_then(|v| v.into_string().ok()),
-    };
-    StoreOptions::new(dir)
-        .with_database(database)
-        .with_witness_dir(env("AIRLOCK_WITNESS_DIR").map(PathBuf::from))
+    match LOCATION.get() {
+        Some(l) => StoreOptions::chosen(l.data_dir.clone(), l.database.clone()),
+        None => StoreOptions::chosen(None, None),
+    }
 }
 
 // Receipt building is shared with the daemon's broker (airlock-confirm); re-exported so the
 // commands keep using `record::…`.
-pub use airlock_confirm::receipt::{RecordContext, args_of, payload_matches, random_id, request};
+pub use airlock_confirm::receipt::{RecordContext, args_of, payload_matches, request};
 
 /// Records one assessed action in an open ledger; returns once the receipt is durable.
 pub async fn record(

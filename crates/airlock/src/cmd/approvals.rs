@@ -71,7 +71,10 @@ pub struct WatchArgs {
 }
 
 fn client(conn: &Conn) -> Result<Client> {
-    Client::new(person_endpoint(conn.url.clone(), conn.token.clone())?)
+    Client::new(
+        person_endpoint(conn.url.clone(), conn.token.clone())?,
+        &crate::daemon::data_dir(),
+    )
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -322,10 +322,11 @@ fn common(
                 .filter(|s| !s.is_empty())
         })
         .unwrap_or_else(|| format!("mcp-{server}"));
-    let ep = Endpoint::discover(&crate::daemon::data_dir(), url, token, true);
+    let data_dir = crate::daemon::data_dir();
+    let ep = Endpoint::discover(&data_dir, url, token, true);
     let decider = DaemonDecider {
         client: match ep {
-            Some(ep) if ep.token.is_some() => Some(Client::new(ep)?),
+            Some(ep) if ep.token.is_some() => Some(Client::new(ep, &data_dir)?),
             _ => None,
         },
     };

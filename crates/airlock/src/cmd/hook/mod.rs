@@ -75,11 +75,12 @@ pub fn fast_path() -> Option<u8> {
 
 /// Answers one hook call; an `ask` goes to the daemon, over any URL this binary's client reaches.
 fn respond(forced: Option<Protocol>) -> u8 {
+    let data_dir = crate::daemon::data_dir();
     let connect = |ep: &Endpoint| -> anyhow::Result<Box<dyn Transport>> {
-        Ok(Box::new(BlockingClient::new(ep)?))
+        Ok(Box::new(BlockingClient::new(ep, &data_dir)?))
     };
     let handoff = Handoff {
-        data_dir: crate::daemon::data_dir(),
+        data_dir: data_dir.clone(),
         remote: Remote::Connect(&connect),
     };
     airlock_hook::respond(forced, &handoff)
