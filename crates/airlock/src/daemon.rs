@@ -1,8 +1,8 @@
 //! Where the `airlock` commands find a running `airlock serve`: the client itself is
-//! `airlock-client` (shared with `airlock-lab`); this module adds the binary's choice of data
-//! directory and what a person's command needs (a URL and an approver token).
+//! `airlock-client` (shared with `airlock-lab`); this module adds what a person's command needs
+//! (a URL and an approver token).
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{Result, bail};
 
@@ -11,14 +11,14 @@ pub use airlock_client::{
     init_tls,
 };
 
-/// The data directory the global options select.
-pub fn data_dir() -> PathBuf {
-    crate::record::store_options().data_dir
-}
-
-/// The endpoint for a person's command: a URL and a token are both needed.
-pub fn person_endpoint(url: Option<String>, token: Option<String>) -> Result<Endpoint> {
-    let Some(ep) = Endpoint::discover(&data_dir(), url, token, false) else {
+/// The endpoint for a person's command (the daemon of `data_dir` unless `url` says): a URL and
+/// a token are both needed.
+pub fn person_endpoint(
+    data_dir: &Path,
+    url: Option<String>,
+    token: Option<String>,
+) -> Result<Endpoint> {
+    let Some(ep) = Endpoint::discover(data_dir, url, token, false) else {
         bail!(
             "no airlock daemon found: start one with `airlock serve`, or pass --url (or set AIRLOCK_URL)"
         );

@@ -105,26 +105,28 @@ fn main() -> ExitCode {
         data_dir: cli.data_dir.clone(),
         database: cli.database.clone(),
     };
-    record::set_location(cli.data_dir, cli.database);
+    // Where state lives, chosen once and handed to each command that keeps state.
+    let store = airlock_store::StoreOptions::chosen(cli.data_dir, cli.database);
+    let store = &store;
     quiet_broken_pipe();
     let result = match cli.command {
-        Command::Check(a) => cmd::check::run(a),
+        Command::Check(a) => cmd::check::run(a, store),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Eval(a) => cmd::lab::run("eval", a, &global),
         Command::Bench(a) => cmd::lab::run("bench", a, &global),
-        Command::Hook(a) => cmd::hook::run(a),
-        Command::Ledger(a) => cmd::ledger::run(a),
-        Command::Grant(a) => cmd::grant::run(a),
+        Command::Hook(a) => cmd::hook::run(a, store),
+        Command::Ledger(a) => cmd::ledger::run(a, store),
+        Command::Grant(a) => cmd::grant::run(a, store),
         Command::Policy(a) => cmd::policy::run(a),
-        Command::Serve(a) => cmd::serve::run(a),
-        Command::Proxy(a) => cmd::proxy::run(a),
-        Command::Token(a) => cmd::token::run(a),
-        Command::Pending(a) => cmd::approvals::pending(a),
-        Command::Approve(a) => cmd::approvals::approve(a),
-        Command::Deny(a) => cmd::approvals::deny(a),
-        Command::Watch(a) => cmd::approvals::watch(a),
-        Command::Mcp(a) => cmd::mcp::run(a),
-        Command::Run(a) => cmd::run::run(a),
+        Command::Serve(a) => cmd::serve::run(a, store),
+        Command::Proxy(a) => cmd::proxy::run(a, store),
+        Command::Token(a) => cmd::token::run(a, store),
+        Command::Pending(a) => cmd::approvals::pending(a, store),
+        Command::Approve(a) => cmd::approvals::approve(a, store),
+        Command::Deny(a) => cmd::approvals::deny(a, store),
+        Command::Watch(a) => cmd::approvals::watch(a, store),
+        Command::Mcp(a) => cmd::mcp::run(a, store),
+        Command::Run(a) => cmd::run::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };
     match result {

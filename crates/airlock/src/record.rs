@@ -1,38 +1,15 @@
 //! Recording assessed actions as receipts, for `airlock check --record` and the hook (the
-//! receipt itself is built by airlock-confirm, as the daemon's broker builds it). Also holds
-//! where state lives (`--data-dir`, `--database`), which `main` sets once from the global
-//! options.
+//! receipt itself is built by airlock-confirm, as the daemon's broker builds it). Where state
+//! lives is the caller's `StoreOptions`, which `main` builds once from the global options
+//! (`--data-dir`, `--database`) and hands to each command.
 //!
 //! What is recorded: the receipt (hashes, decision, reason codes, policy hash) and, beside it in
 //! the store, the canonical action so `airlock ledger replay` can re-decide it.
-
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use airlock_core::{Action, Assessment};
 use airlock_ledger::Receipt;
 use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions};
 use anyhow::{Context, Result};
-
-struct Location {
-    data_dir: Option<PathBuf>,
-    database: Option<String>,
-}
-
-static LOCATION: OnceLock<Location> = OnceLock::new();
-
-/// Called once by `main` with the global options.
-pub fn set_location(data_dir: Option<PathBuf>, database: Option<String>) {
-    let _ = LOCATION.set(Location { data_dir, database });
-}
-
-/// The store the global options select (the user's data directory and SQLite by default).
-pub fn store_options() -> StoreOptions {
-    match LOCATION.get() {
-        Some(l) => StoreOptions::chosen(l.data_dir.clone(), l.database.clone()),
-        None => StoreOptions::chosen(None, None),
-    }
-}
 
 // Receipt building is shared with the daemon's broker (airlock-confirm); re-exported so the
 // commands keep using `record::…`.
@@ -49,25 +26,34 @@ pub async fn record(
 }
 
 /// Opens the configured store, records one action, and closes it (for one-shot commands).
-pub fn record_blocking(action: &Action, a: &Assessment, ctx: &RecordContext) -> Result<Receipt> {
+pub fn record_blocking(
+    store: &StoreOptions,
+    action: &Action,
+    a: &Assessment,
+    ctx: &RecordContext,
+) -> Result<Receipt> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(record_once(action, a, ctx))
+    rt.block_on(record_once(store, action, a, ctx))
 }
 
 /// Opens the configured ledger, records one action, and closes it.
-pub async fn record_once(action: &Action, a: &Assessment, ctx: &RecordContext) -> Result<Receipt> {
-    let ledger = open_ledger().await?;
+pub async fn record_once(
+    store: &StoreOptions,
+    action: &Action,
+    a: &Assessment,
+    ctx: &RecordContext,
+) -> Result<Receipt> {
+    let ledger = open_ledger(store).await?;
     let r = record(&ledger, action, a, ctx).await;
     ledger.close().await;
     r
 }
 
 /// Opens the configured ledger for a one-shot command.
-pub async fn open_ledger() -> Result<Ledger> {
+pub async fn open_ledger(opts: &StoreOptions) -> Result<Ledger> {
     {
-        let opts = store_options();
         // A one-shot process signs checkpoints by count only; time-based ones are the
         // daemon's (or `airlock ledger prove` / `export`'s) job, so it never reads every leaf
         // just because the last checkpoint is old.
@@ -75,7 +61,7 @@ pub async fn open_ledger() -> Result<Ledger> {
             checkpoint_interval: std::time::Duration::from_secs(365 * 86_400),
             ..LedgerConfig::default()
         };
-        Ledger::open(&opts, config)
+        Ledger::open(opts, config)
             .await
             .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))
     }
