@@ -57,6 +57,13 @@ impl Proxy {
             return Ok(out);
         }
         let ps = req.pieces()?;
+        // `--cfg airlock_reference`: the texts a tree of the same bytes holds (the reference
+        // reader) are scanned instead of the reader's (the reader still refuses what it refuses).
+        let ps = if cfg!(airlock_reference) {
+            crate::request::pieces_by_tree(raw)?
+        } else {
+            ps
+        };
         if ps.is_empty() {
             return Ok(out);
         }

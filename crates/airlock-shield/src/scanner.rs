@@ -123,6 +123,7 @@ impl Scanner {
             prescan_features(text.as_bytes(), dir == Direction::User, |u, b| {
                 scorer.push(u, b)
             });
+        let scored = scored && crate::normalize::FAST_PATHS;
         // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
         // text is not searched for it. When the prescan read the whole text it also found
         // whether the text holds one of soup's rare shapes, so soup's own first pass is spared.
@@ -136,7 +137,12 @@ impl Scanner {
         if dir == Direction::User && soup() {
             flags |= Flags::TOKEN_SOUP;
         }
-        self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {
+        let stretch = if crate::normalize::FAST_PATHS {
+            pre.stretch
+        } else {
+            None
+        };
+        self.rules.scan_with_stretch(text, dir, stretch, |h| {
             self.record(
                 &mut ev,
                 h.rule,

@@ -79,11 +79,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cmd::run::launcher_fast_path() {
-        return ExitCode::from(code);
-    }
-    if let Some(code) = cmd::hook::fast_path() {
-        return ExitCode::from(code);
+    // The launcher's and the hook's command lines are read without clap (start-up time); under
+    // `--cfg airlock_reference` clap, the reference reader, reads them too.
+    if !cfg!(airlock_reference) {
+        if let Some(code) = cmd::run::launcher_fast_path() {
+            return ExitCode::from(code);
+        }
+        if let Some(code) = cmd::hook::fast_path() {
+            return ExitCode::from(code);
+        }
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
