@@ -195,7 +195,7 @@ impl Setup {
         };
         let workspace = std::fs::canonicalize(&workspace)
             .with_context(|| format!("the workspace {}", workspace.display()))?;
-        let protected = protected_paths(&home, &[opts.data_dir.clone()]);
+        let protected = protected_paths(&home, std::slice::from_ref(&opts.data_dir));
         let mut write = vec![workspace];
         write.extend(profile.write.iter().cloned());
         let mut write_files = profile.write_files.clone();
@@ -320,7 +320,7 @@ fn open_grants(
         ..LedgerConfig::default()
     };
     let ledger = Arc::new(
-        rt.block_on(Ledger::open(&opts, config))
+        rt.block_on(Ledger::open(opts, config))
             .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))?,
     );
     let gate = StoreGate {
