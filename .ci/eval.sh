@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs `airlock eval` over the shared corpora and fails under the recorded floors
 # (docs/evaluation.md records the figures; the floors live in the eval commands' own flags).
+# $1 is `airlock` (which runs the `airlock-lab` beside it) or `airlock-lab` itself.
 set -euo pipefail
 bin=$1
 corpora=$2

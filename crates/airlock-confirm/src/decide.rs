@@ -5,12 +5,12 @@
 
 use airlock_core::{Action, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_grants::{Grant, GrantBook, GrantError, Subject};
-use airlock_policy::{Context, Policy, Verdict};
+use airlock_policy::{Context, Policy, PolicyVerdict};
 
 /// The verdict and the grant that was used for it, if any.
 #[derive(Debug)]
 pub struct Decided {
-    pub verdict: Verdict,
+    pub verdict: PolicyVerdict,
     pub grant: Option<Grant>,
 }
 

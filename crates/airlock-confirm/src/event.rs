@@ -42,11 +42,11 @@ pub struct ScanVerdict {
 
 impl ScanVerdict {
     /// The ledger's record of a verdict of airlock's text scanner.
-    pub fn of(v: airlock_shield::Verdict) -> ScanVerdict {
+    pub fn of(v: airlock_shield::TextVerdict) -> ScanVerdict {
         let flag = match v {
             _ if v.is_clean() => None,
-            airlock_shield::Verdict::JailbreakDetected => Some(ReasonCode::TextJailbreak),
-            airlock_shield::Verdict::InjectionDetected => Some(ReasonCode::TextInjection),
+            airlock_shield::TextVerdict::JailbreakDetected => Some(ReasonCode::TextJailbreak),
+            airlock_shield::TextVerdict::InjectionDetected => Some(ReasonCode::TextInjection),
             _ => Some(ReasonCode::TextCrisis),
         };
         ScanVerdict {
@@ -146,7 +146,7 @@ impl Event {
         source: &str,
         direction: airlock_shield::Direction,
         text: &str,
-        verdict: airlock_shield::Verdict,
+        verdict: airlock_shield::TextVerdict,
         handling: &str,
     ) -> Event {
         let direction = match direction {

@@ -2,6 +2,7 @@
 //! `{"error": {"code": "STABLE_CODE", "message": "…"}}`; codes are stable, messages are for
 //! people. `GatewayError` is what `serve` and the token functions return to the binary.
 
+use airlock_core::ReasonCode;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -49,12 +50,12 @@ impl ApiError {
     }
 
     /// An internal failure: logged in full, answered without detail (fail-safe: nothing was
-    /// allowed by it).
+    /// allowed by it). Its code is the documented reason code `INTERNAL_ERROR`.
     pub fn internal(err: impl std::fmt::Display) -> Self {
         tracing::error!(error = %err, "internal error");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
+            ReasonCode::InternalError.as_str(),
             "internal error: nothing was allowed; see the daemon's log",
         )
     }
@@ -103,4 +104,29 @@ pub enum GatewayError {
     Invalid(String),
     #[error("random number generator: {0}")]
     Random(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 500 answers the documented reason code `INTERNAL_ERROR` (docs/reason-codes.md) in the
+    /// wire's error body, and nothing of the failure itself.
+    #[tokio::test]
+    async fn an_internal_error_answers_the_documented_reason_code() {
+        let resp = ApiError::internal("the disk is on fire").into_response();
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body: airlock_wire::ErrorBody = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body.error.code, "INTERNAL_ERROR");
+        assert!(
+            !body.error.message.contains("fire"),
+            "{}",
+            body.error.message
+        );
+        let documented = include_str!("../../../docs/reason-codes.md");
+        assert!(documented.contains(&format!("| `{}` |", body.error.code)));
+    }
 }

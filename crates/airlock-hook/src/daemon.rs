@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
-use airlock_wire::{ActionAnswer, ActionStatus};
-use serde_json::{Value, json};
+use airlock_wire::{ActionAnswer, ActionRequest, ActionStatus};
+use serde_json::Value;
 
 use crate::endpoint::Endpoint;
 use crate::http::{Loopback, Transport};
@@ -73,19 +73,16 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
     if ep.token.is_none() {
         return Escalated::Verdict(verdict);
     }
-    let mut body = match serde_json::to_value(&action) {
-        Ok(v) => v,
-        Err(_) => return Escalated::Verdict(verdict),
-    };
     let session = std::env::var("AIRLOCK_SESSION")
         .ok()
         .filter(|s| !s.is_empty())
         .or_else(|| call.session.clone())
         .unwrap_or_else(|| format!("{}-hook", call.protocol.name()));
-    body["session"] = json!(session);
-    if let (Some(cwd), Some(m)) = (&call.cwd, body.as_object_mut()) {
-        m.entry("cwd").or_insert_with(|| json!(cwd));
-    }
+    let request = ActionRequest::new(action, session).in_dir(call.cwd.as_deref());
+    let body = match serde_json::to_value(&request) {
+        Ok(v) => v,
+        Err(_) => return Escalated::Verdict(verdict),
+    };
     let transport: anyhow::Result<Box<dyn Transport>> = match Loopback::for_url(
         &ep.url,
         ep.token.clone(),

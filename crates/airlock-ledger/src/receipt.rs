@@ -306,6 +306,10 @@ impl Receipt {
 
     /// The canonical bytes of the whole signed receipt: what the store keeps and packs carry.
     pub fn canonical_bytes(&self) -> Result<Vec<u8>, LedgerError> {
+        // the reference: the RFC 8785 canonicaliser (`--cfg airlock_reference`)
+        if cfg!(airlock_reference) {
+            return crate::canonical::to_canonical(self);
+        }
         serde_json::to_vec(self).map_err(|e| LedgerError::malformed("receipt", e))
     }
 

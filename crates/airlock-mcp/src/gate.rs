@@ -11,7 +11,7 @@ use std::time::Duration;
 use airlock_confirm::{Broker, Submission};
 use airlock_core::Action;
 use airlock_policy::Channel;
-use airlock_shield::{Direction, Verdict};
+use airlock_shield::{Direction, TextVerdict};
 
 /// The answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub struct ScanCall {
 /// The scanner's verdict on a [`ScanCall`], recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scanned {
-    pub verdict: Verdict,
+    pub verdict: TextVerdict,
     pub categories: Vec<String>,
     pub score: f32,
 }

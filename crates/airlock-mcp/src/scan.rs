@@ -5,7 +5,7 @@
 //! blocked (an error result for a call, a JSON-RPC error for a resource or a prompt), as
 //! configured per server.
 
-use airlock_shield::Verdict;
+use airlock_shield::TextVerdict;
 use serde_json::{Value, json};
 
 use super::config::InjectionMode;
@@ -147,10 +147,12 @@ pub fn result_text(kind: Kind, result: &Value) -> String {
     parts.join("\n")
 }
 
-pub(crate) fn flagged(v: Verdict) -> bool {
+pub(crate) fn flagged(v: TextVerdict) -> bool {
     matches!(
         v,
-        Verdict::InjectionDetected | Verdict::JailbreakDetected | Verdict::CrisisUnderAttack
+        TextVerdict::InjectionDetected
+            | TextVerdict::JailbreakDetected
+            | TextVerdict::CrisisUnderAttack
     )
 }
 

@@ -5,7 +5,7 @@
 use airlock_core::{Action, Decision, Finding, ReasonCode, Severity, Tier};
 
 use crate::Context;
-use crate::eval::{Inspected, Step, Verdict, clip, deny_only};
+use crate::eval::{Inspected, PolicyVerdict, Step, clip, deny_only};
 use crate::file::SideEffects;
 use crate::policy::Policy;
 use crate::risk::{self as ctxrisk, ScorePart};
@@ -56,7 +56,7 @@ impl Policy {
         action: &Action,
         ctx: &Context,
         ins: &Inspected,
-        v: &mut Verdict,
+        v: &mut PolicyVerdict,
         trace: &mut Vec<Step>,
     ) -> Vec<ScorePart> {
         let s = &self.settings;

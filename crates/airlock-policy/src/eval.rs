@@ -65,7 +65,7 @@ pub struct Step {
 
 /// The outcome.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct PolicyVerdict {
     pub decision: Decision,
     pub tier: Tier,
     pub reasons: Vec<Finding>,
@@ -80,7 +80,7 @@ pub struct Verdict {
     pub trace: Vec<Step>,
 }
 
-impl Verdict {
+impl PolicyVerdict {
     /// A later check (profile, crisis, risk) raises the decision: its finding goes first and
     /// the step is traced.
     pub(crate) fn raise(&mut self, trace: &mut Vec<Step>, layer: &str, rule: String, f: Finding) {
@@ -148,14 +148,14 @@ pub(crate) struct Inspected {
 
 impl Policy {
     /// Decides on one action. Never fails: what cannot be decided denies.
-    pub fn evaluate(&self, action: &Action, ctx: &Context) -> Verdict {
+    pub fn evaluate(&self, action: &Action, ctx: &Context) -> PolicyVerdict {
         let profile = self
             .settings
             .profile_for(ctx.agent.as_deref(), ctx.session_profile);
         let mut trace = Vec::new();
         let mut ins = self.inspect(action, ctx);
         self.apply_bundle(action, ctx, &mut ins);
-        let mut v = Verdict {
+        let mut v = PolicyVerdict {
             decision: ins.assessment.decision,
             tier: ins.assessment.tier,
             reasons: ins.assessment.reasons.clone(),
@@ -653,7 +653,7 @@ impl Policy {
         ctx: &Context,
         ins: &Inspected,
         profile: Profile,
-        v: &mut Verdict,
+        v: &mut PolicyVerdict,
         trace: &mut Vec<Step>,
     ) {
         let (decision, tier, why) = match profile {
@@ -709,7 +709,13 @@ impl Policy {
         }
     }
 
-    fn apply_crisis(&self, action: &Action, ctx: &Context, v: &mut Verdict, trace: &mut Vec<Step>) {
+    fn apply_crisis(
+        &self,
+        action: &Action,
+        ctx: &Context,
+        v: &mut PolicyVerdict,
+        trace: &mut Vec<Step>,
+    ) {
         if !ctx.crisis || v.decision == Decision::Deny {
             return;
         }
@@ -741,7 +747,7 @@ impl Policy {
         &self,
         ctx: &Context,
         context_parts: Vec<ScorePart>,
-        v: &mut Verdict,
+        v: &mut PolicyVerdict,
         trace: &mut Vec<Step>,
     ) {
         let s = &self.settings;

@@ -23,7 +23,7 @@ pub mod schema;
 pub mod tiers;
 
 pub use error::PolicyError;
-pub use eval::{Context, Step, Verdict, load_error};
+pub use eval::{Context, PolicyVerdict, Step, load_error};
 pub use facts::{git_branch, kube_current_context};
 pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
 pub use layer::{Layer, LayerKind};

@@ -26,7 +26,7 @@ fn ctx() -> Context {
     }
 }
 
-fn codes(v: &airlock_policy::Verdict) -> Vec<ReasonCode> {
+fn codes(v: &airlock_policy::PolicyVerdict) -> Vec<ReasonCode> {
     v.reasons.iter().map(|f| f.code).collect()
 }
 

@@ -24,11 +24,11 @@ fn ctx() -> Context {
     }
 }
 
-fn shell(p: &Policy, cmd: &str) -> airlock_policy::Verdict {
+fn shell(p: &Policy, cmd: &str) -> airlock_policy::PolicyVerdict {
     p.evaluate(&Action::shell(cmd), &ctx())
 }
 
-fn tool(p: &Policy, name: &str, args: serde_json::Value) -> airlock_policy::Verdict {
+fn tool(p: &Policy, name: &str, args: serde_json::Value) -> airlock_policy::PolicyVerdict {
     p.evaluate(
         &Action::Tool {
             tool: name.into(),

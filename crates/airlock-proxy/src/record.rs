@@ -48,7 +48,7 @@ pub async fn verdict(
     session: &str,
     role: &str,
     text: &str,
-    verdict: airlock_shield::Verdict,
+    verdict: airlock_shield::TextVerdict,
     handling: &str,
     blocked: bool,
 ) -> Result<String, String> {

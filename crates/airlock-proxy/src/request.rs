@@ -167,8 +167,9 @@ impl<'a> ChatRequest<'a> {
 pub type Found = (usize, Option<usize>, &'static str, String);
 
 /// The texts a `serde_json::Value` of a request holds after the last assistant turn, as
-/// (message, part, role, text): how the proxy read requests when it built a tree of each. Only
-/// the tests and the fuzz target use it, as the reference [`ChatRequest::pieces`] must agree with.
+/// (message, part, role, text): how the proxy read requests when it built a tree of each. The
+/// tests and the fuzz target use it as the reference [`ChatRequest::pieces`] must agree with, and
+/// the proxy itself under `--cfg airlock_reference`.
 #[doc(hidden)]
 pub fn pieces_of_tree(doc: &serde_json::Value) -> Vec<Found> {
     use serde_json::Value;
@@ -199,6 +200,21 @@ pub fn pieces_of_tree(doc: &serde_json::Value) -> Vec<Found> {
         }
     }
     out
+}
+
+/// The reference reader's pieces of `body` (a tree of it), for `--cfg airlock_reference`.
+pub(crate) fn pieces_by_tree(body: &[u8]) -> Result<Vec<Piece>, ApiError> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(body).map_err(airlock_gateway::extract::json_error)?;
+    Ok(pieces_of_tree(&doc)
+        .into_iter()
+        .map(|(msg, part, role, text)| Piece {
+            msg,
+            part,
+            role,
+            text,
+        })
+        .collect())
 }
 
 /// The texts the reader finds in `body`, as [`pieces_of_tree`] gives them.

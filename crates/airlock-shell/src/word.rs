@@ -45,9 +45,10 @@ pub fn expand(raw: &str, env: &Env, opts: &ParserOptions) -> Expanded {
     // Fast path: without `$`, a backquote, a quote or a backslash, brush's word parser yields
     // the word unchanged (plain text, tildes as written; globs and braces are left to the
     // caller), so skip it: it copies every word into a global cache.
-    if !raw
-        .bytes()
-        .any(|b| matches!(b, b'$' | b'`' | b'\'' | b'"' | b'\\'))
+    if !cfg!(airlock_reference)
+        && !raw
+            .bytes()
+            .any(|b| matches!(b, b'$' | b'`' | b'\'' | b'"' | b'\\'))
     {
         return Expanded {
             text: raw.to_string(),

@@ -60,7 +60,7 @@ fn main() -> Result<(), String> {
     let mut clean = 0usize;
     for _ in 0..runs {
         let r = scanner.scan(black_box(&text), dir);
-        clean += usize::from(r.verdict == airlock_shield::Verdict::Clean);
+        clean += usize::from(r.verdict == airlock_shield::TextVerdict::Clean);
     }
     println!("{runs} scans of {} bytes, {clean} clean", text.len());
     Ok(())

@@ -2,8 +2,8 @@
 //! jailbreaks, prompt injection and crisis signals.
 //!
 //! ```
-//! use airlock_shield::{scan, Direction, Verdict};
-//! assert_eq!(scan("How do I kill a Python process?", Direction::User).verdict, Verdict::Clean);
+//! use airlock_shield::{scan, Direction, TextVerdict};
+//! assert_eq!(scan("How do I kill a Python process?", Direction::User).verdict, TextVerdict::Clean);
 //! ```
 //!
 //! The pipeline: [`normalize`] (invisible characters, NFKC, confusables, spacing, leetspeak),
@@ -39,7 +39,7 @@ use std::sync::LazyLock;
 
 pub use crisis::{CrisisResponse, Resource};
 pub use flags::Flags;
-pub use result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, Verdict};
+pub use result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, TextVerdict};
 pub use scanner::{MAX_INPUT, Scanner};
 
 /// What can go wrong building a scanner. Scanning itself cannot fail.
@@ -67,8 +67,8 @@ pub fn scan(text: &str, dir: Direction) -> ScanResult {
         Ok(s) => s.scan(text, dir),
         Err(_) => ScanResult {
             verdict: match dir {
-                Direction::User => Verdict::JailbreakDetected,
-                Direction::Tool => Verdict::InjectionDetected,
+                Direction::User => TextVerdict::JailbreakDetected,
+                Direction::Tool => TextVerdict::InjectionDetected,
             },
             confidence: 1.0,
             score: 1.0,

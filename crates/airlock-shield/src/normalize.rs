@@ -58,9 +58,14 @@ pub fn normalize(input: &str) -> Normalized<'_> {
     normalize_checked(input, fast_path_ok(input.as_bytes()))
 }
 
+/// Whether the fast paths may be taken: not under `--cfg airlock_reference`, which runs every
+/// text through the reference readers (the full normaliser, the model's and soup's own passes,
+/// the rules without the prescan's stretch).
+pub(crate) const FAST_PATHS: bool = !cfg!(airlock_reference);
+
 /// Normalises `input` whose fast-path check (from [`prescan`]) answered `fast`.
 pub fn normalize_checked(input: &str, fast: bool) -> Normalized<'_> {
-    if fast {
+    if fast && FAST_PATHS {
         return Normalized {
             text: Cow::Borrowed(input),
             map: None,

@@ -31,7 +31,7 @@ impl std::str::FromStr for Direction {
 /// The outcome of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Verdict {
+pub enum TextVerdict {
     Clean,
     /// A user message tries to jailbreak the model.
     JailbreakDetected,
@@ -43,29 +43,34 @@ pub enum Verdict {
     CrisisUnderAttack,
 }
 
-impl Verdict {
+impl TextVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Clean => "CLEAN",
-            Verdict::JailbreakDetected => "JAILBREAK_DETECTED",
-            Verdict::InjectionDetected => "INJECTION_DETECTED",
-            Verdict::CrisisDetected => "CRISIS_DETECTED",
-            Verdict::CrisisUnderAttack => "CRISIS_UNDER_ATTACK",
+            TextVerdict::Clean => "CLEAN",
+            TextVerdict::JailbreakDetected => "JAILBREAK_DETECTED",
+            TextVerdict::InjectionDetected => "INJECTION_DETECTED",
+            TextVerdict::CrisisDetected => "CRISIS_DETECTED",
+            TextVerdict::CrisisUnderAttack => "CRISIS_UNDER_ATTACK",
         }
     }
 
     pub fn is_clean(self) -> bool {
-        self == Verdict::Clean
+        self == TextVerdict::Clean
     }
 
     pub fn is_crisis(self) -> bool {
-        matches!(self, Verdict::CrisisDetected | Verdict::CrisisUnderAttack)
+        matches!(
+            self,
+            TextVerdict::CrisisDetected | TextVerdict::CrisisUnderAttack
+        )
     }
 
     pub fn is_attack(self) -> bool {
         matches!(
             self,
-            Verdict::JailbreakDetected | Verdict::InjectionDetected | Verdict::CrisisUnderAttack
+            TextVerdict::JailbreakDetected
+                | TextVerdict::InjectionDetected
+                | TextVerdict::CrisisUnderAttack
         )
     }
 }
@@ -125,7 +130,7 @@ impl From<&CrisisResponse> for CrisisAdvice {
 /// The result of scanning one text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScanResult {
-    pub verdict: Verdict,
+    pub verdict: TextVerdict,
     /// How sure the scanner is of `verdict`, in [0, 1].
     pub confidence: f32,
     /// Risk score in [0, 1] (0: nothing suspicious; the verdict fires at 0.5).

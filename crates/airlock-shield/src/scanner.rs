@@ -11,7 +11,9 @@ use crate::decode;
 use crate::flags::Flags;
 use crate::model::{Model, sigmoid};
 use crate::normalize::{normalize, normalize_checked, prescan_features};
-use crate::result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, Verdict, round3};
+use crate::result::{
+    CrisisAdvice, Direction, Match, ScanResult, Source, Span, TextVerdict, round3,
+};
 use crate::rules::{BUILTIN, Kind, RuleSet};
 
 /// Inputs longer than this are scanned on their first `MAX_INPUT` bytes and flagged.
@@ -123,6 +125,7 @@ impl Scanner {
             prescan_features(text.as_bytes(), dir == Direction::User, |u, b| {
                 scorer.push(u, b)
             });
+        let scored = scored && crate::normalize::FAST_PATHS;
         // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
         // text is not searched for it. When the prescan read the whole text it also found
         // whether the text holds one of soup's rare shapes, so soup's own first pass is spared.
@@ -136,7 +139,12 @@ impl Scanner {
         if dir == Direction::User && soup() {
             flags |= Flags::TOKEN_SOUP;
         }
-        self.rules.scan_with_stretch(text, dir, pre.stretch, |h| {
+        let stretch = if crate::normalize::FAST_PATHS {
+            pre.stretch
+        } else {
+            None
+        };
+        self.rules.scan_with_stretch(text, dir, stretch, |h| {
             self.record(
                 &mut ev,
                 h.rule,
@@ -234,11 +242,11 @@ impl Scanner {
         let crisis = 1.0 - ev.crisis_miss;
         let (is_attack, is_crisis) = (attack >= 0.5, crisis >= 0.5);
         let (verdict, confidence) = match (dir, is_attack, is_crisis) {
-            (Direction::User, true, true) => (Verdict::CrisisUnderAttack, attack.min(crisis)),
-            (_, false, true) => (Verdict::CrisisDetected, crisis),
-            (Direction::User, true, false) => (Verdict::JailbreakDetected, attack),
-            (Direction::Tool, true, _) => (Verdict::InjectionDetected, attack),
-            (_, false, false) => (Verdict::Clean, 1.0 - attack.max(crisis)),
+            (Direction::User, true, true) => (TextVerdict::CrisisUnderAttack, attack.min(crisis)),
+            (_, false, true) => (TextVerdict::CrisisDetected, crisis),
+            (Direction::User, true, false) => (TextVerdict::JailbreakDetected, attack),
+            (Direction::Tool, true, _) => (TextVerdict::InjectionDetected, attack),
+            (_, false, false) => (TextVerdict::Clean, 1.0 - attack.max(crisis)),
         };
         ScanResult {
             verdict,

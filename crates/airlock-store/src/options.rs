@@ -44,6 +44,23 @@ impl StoreOptions {
     pub fn sqlite_path(&self) -> PathBuf {
         self.data_dir.join(SQLITE_FILE)
     }
+
+    /// The store a command's global options select: `--data-dir` (else `AIRLOCK_DATA_DIR`,
+    /// else the user's data directory), `--database` (else `AIRLOCK_DATABASE_URL`, else SQLite
+    /// in the data directory), and the witness directory of `AIRLOCK_WITNESS_DIR`. The
+    /// environment is read here as well because the hook's fast path answers before any command
+    /// line is parsed. One rule for the `airlock` and `airlock-lab` binaries.
+    pub fn chosen(data_dir: Option<PathBuf>, database: Option<String>) -> Self {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let dir = data_dir
+            .or_else(|| env("AIRLOCK_DATA_DIR").map(PathBuf::from))
+            .unwrap_or_else(default_data_dir);
+        let database =
+            database.or_else(|| env("AIRLOCK_DATABASE_URL").and_then(|v| v.into_string().ok()));
+        StoreOptions::new(dir)
+            .with_database(database)
+            .with_witness_dir(env("AIRLOCK_WITNESS_DIR").map(PathBuf::from))
+    }
 }
 
 /// The user's data directory for airlock (`$XDG_DATA_HOME/airlock`, `~/.local/share/airlock`,

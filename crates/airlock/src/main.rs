@@ -41,10 +41,12 @@ enum Command {
     Check(cmd::check::Args),
     /// Scan text for jailbreaks, prompt injection and crisis signals (exit 0 clean, 1 detected, 3 error).
     Scan(cmd::scan::Args),
-    /// Run the labelled corpora and print measured detection quality.
-    Eval(cmd::eval::Args),
-    /// Measure whole-process and end-to-end speed.
-    Bench(cmd::bench::Args),
+    /// Run the labelled corpora and print measured detection quality (runs `airlock-lab eval`).
+    #[command(disable_help_flag = true)]
+    Eval(cmd::lab::Args),
+    /// Measure whole-process and end-to-end speed (runs `airlock-lab bench`).
+    #[command(disable_help_flag = true)]
+    Bench(cmd::lab::Args),
     /// The pre-tool hook for Claude Code, Codex, Gemini CLI and Copilot (JSON on stdin).
     Hook(cmd::hook::Args),
     /// Verify, prove, export and replay the signed ledger of receipts.
@@ -77,11 +79,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cmd::run::launcher_fast_path() {
-        return ExitCode::from(code);
-    }
-    if let Some(code) = cmd::hook::fast_path() {
-        return ExitCode::from(code);
+    // The launcher's and the hook's command lines are read without clap (start-up time); under
+    // `--cfg airlock_reference` clap, the reference reader, reads them too.
+    if !cfg!(airlock_reference) {
+        if let Some(code) = cmd::run::launcher_fast_path() {
+            return ExitCode::from(code);
+        }
+        if let Some(code) = cmd::hook::fast_path() {
+            return ExitCode::from(code);
+        }
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -98,26 +104,33 @@ fn main() -> ExitCode {
             };
         }
     };
-    record::set_location(cli.data_dir, cli.database);
+    // `eval` and `bench` live in the lab binary, which gets the global options as given.
+    let global = cmd::lab::Global {
+        data_dir: cli.data_dir.clone(),
+        database: cli.database.clone(),
+    };
+    // Where state lives, chosen once and handed to each command that keeps state.
+    let store = airlock_store::StoreOptions::chosen(cli.data_dir, cli.database);
+    let store = &store;
     quiet_broken_pipe();
     let result = match cli.command {
-        Command::Check(a) => cmd::check::run(a),
+        Command::Check(a) => cmd::check::run(a, store),
         Command::Scan(a) => cmd::scan::run(a),
-        Command::Eval(a) => cmd::eval::run(a),
-        Command::Bench(a) => cmd::bench::run(a),
-        Command::Hook(a) => cmd::hook::run(a),
-        Command::Ledger(a) => cmd::ledger::run(a),
-        Command::Grant(a) => cmd::grant::run(a),
+        Command::Eval(a) => cmd::lab::run("eval", a, &global),
+        Command::Bench(a) => cmd::lab::run("bench", a, &global),
+        Command::Hook(a) => cmd::hook::run(a, store),
+        Command::Ledger(a) => cmd::ledger::run(a, store),
+        Command::Grant(a) => cmd::grant::run(a, store),
         Command::Policy(a) => cmd::policy::run(a),
-        Command::Serve(a) => cmd::serve::run(a),
-        Command::Proxy(a) => cmd::proxy::run(a),
-        Command::Token(a) => cmd::token::run(a),
-        Command::Pending(a) => cmd::approvals::pending(a),
-        Command::Approve(a) => cmd::approvals::approve(a),
-        Command::Deny(a) => cmd::approvals::deny(a),
-        Command::Watch(a) => cmd::approvals::watch(a),
-        Command::Mcp(a) => cmd::mcp::run(a),
-        Command::Run(a) => cmd::run::run(a),
+        Command::Serve(a) => cmd::serve::run(a, store),
+        Command::Proxy(a) => cmd::proxy::run(a, store),
+        Command::Token(a) => cmd::token::run(a, store),
+        Command::Pending(a) => cmd::approvals::pending(a, store),
+        Command::Approve(a) => cmd::approvals::approve(a, store),
+        Command::Deny(a) => cmd::approvals::deny(a, store),
+        Command::Watch(a) => cmd::approvals::watch(a, store),
+        Command::Mcp(a) => cmd::mcp::run(a, store),
+        Command::Run(a) => cmd::run::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };
     match result {
@@ -129,7 +142,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `println!` panics when standard output was closed (`airlock eval … | head`). That is no bug
+/// `println!` panics when standard output was closed (`airlock policy explain … | head`). That is no bug
 /// to report with a backtrace, and must never end as exit 0 (for `check` that means "allow"):
 /// the process says so in one line and exits with the error code.
 fn quiet_broken_pipe() {

@@ -1,53 +1,19 @@
 //! Recording assessed actions as receipts, for `airlock check --record` and the hook (the
-//! receipt itself is built by airlock-confirm, as the daemon's broker builds it). Also holds
-//! where state lives (`--data-dir`, `--database`), which `main` sets once from the global
-//! options.
+//! receipt itself is built by airlock-confirm, as the daemon's broker builds it). Where state
+//! lives is the caller's `StoreOptions`, which `main` builds once from the global options
+//! (`--data-dir`, `--database`) and hands to each command.
 //!
 //! What is recorded: the receipt (hashes, decision, reason codes, policy hash) and, beside it in
 //! the store, the canonical action so `airlock ledger replay` can re-decide it.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
 use airlock_core::{Action, Assessment};
 use airlock_ledger::Receipt;
-use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions, default_data_dir};
+use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions};
 use anyhow::{Context, Result};
-
-struct Location {
-    data_dir: Option<PathBuf>,
-    database: Option<String>,
-}
-
-static LOCATION: OnceLock<Location> = OnceLock::new();
-
-/// Called once by `main` with the global options.
-pub fn set_location(data_dir: Option<PathBuf>, database: Option<String>) {
-    let _ = LOCATION.set(Location { data_dir, database });
-}
-
-/// The store the global options select (the user's data directory and SQLite by default).
-pub fn store_options() -> StoreOptions {
-    // The hook's fast path answers before the command line (and with it the environment
-    // defaults of the global options) is parsed, so the environment is read here as well.
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let loc = LOCATION.get();
-    let dir = loc
-        .and_then(|l| l.data_dir.clone())
-        .or_else(|| env("AIRLOCK_DATA_DIR").map(PathBuf::from))
-        .unwrap_or_else(default_data_dir);
-    let database = match loc {
-        Some(l) => l.database.clone(),
-        None => env("AIRLOCK_DATABASE_URL").and_then(|v| v.into_string().ok()),
-    };
-    StoreOptions::new(dir)
-        .with_database(database)
-        .with_witness_dir(env("AIRLOCK_WITNESS_DIR").map(PathBuf::from))
-}
 
 // Receipt building is shared with the daemon's broker (airlock-confirm); re-exported so the
 // commands keep using `record::…`.
-pub use airlock_confirm::receipt::{RecordContext, args_of, payload_matches, random_id, request};
+pub use airlock_confirm::receipt::{RecordContext, args_of, payload_matches, request};
 
 /// Records one assessed action in an open ledger; returns once the receipt is durable.
 pub async fn record(
@@ -60,25 +26,34 @@ pub async fn record(
 }
 
 /// Opens the configured store, records one action, and closes it (for one-shot commands).
-pub fn record_blocking(action: &Action, a: &Assessment, ctx: &RecordContext) -> Result<Receipt> {
+pub fn record_blocking(
+    store: &StoreOptions,
+    action: &Action,
+    a: &Assessment,
+    ctx: &RecordContext,
+) -> Result<Receipt> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(record_once(action, a, ctx))
+    rt.block_on(record_once(store, action, a, ctx))
 }
 
 /// Opens the configured ledger, records one action, and closes it.
-pub async fn record_once(action: &Action, a: &Assessment, ctx: &RecordContext) -> Result<Receipt> {
-    let ledger = open_ledger().await?;
+pub async fn record_once(
+    store: &StoreOptions,
+    action: &Action,
+    a: &Assessment,
+    ctx: &RecordContext,
+) -> Result<Receipt> {
+    let ledger = open_ledger(store).await?;
     let r = record(&ledger, action, a, ctx).await;
     ledger.close().await;
     r
 }
 
 /// Opens the configured ledger for a one-shot command.
-pub async fn open_ledger() -> Result<Ledger> {
+pub async fn open_ledger(opts: &StoreOptions) -> Result<Ledger> {
     {
-        let opts = store_options();
         // A one-shot process signs checkpoints by count only; time-based ones are the
         // daemon's (or `airlock ledger prove` / `export`'s) job, so it never reads every leaf
         // just because the last checkpoint is old.
@@ -86,7 +61,7 @@ pub async fn open_ledger() -> Result<Ledger> {
             checkpoint_interval: std::time::Duration::from_secs(365 * 86_400),
             ..LedgerConfig::default()
         };
-        Ledger::open(&opts, config)
+        Ledger::open(opts, config)
             .await
             .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))
     }

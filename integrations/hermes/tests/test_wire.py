@@ -175,7 +175,11 @@ def test_proxy_settings_are_not_used(hermes, fake, monkeypatch):
         (200, b"<html>allowed</html>", "with something that is not JSON"),
         (200, b'["allowed"]', "answered with a non-object"),
         (200, {"status": "pending"}, "pending without an approval id"),
-        (500, {"error": {"code": "INTERNAL", "message": "boom"}}, "INTERNAL (HTTP 500): boom"),
+        (
+            500,
+            {"error": {"code": "INTERNAL_ERROR", "message": "boom"}},
+            "INTERNAL_ERROR (HTTP 500): boom",
+        ),
         (
             422,
             {"error": {"code": "INVALID_ACTION", "message": "bad"}},

@@ -9,11 +9,11 @@ use airlock_core::Action;
 use airlock_ledger::canonical::{hash_value, sha256_hex};
 use airlock_ledger::receipt::receipt_id;
 use airlock_policy::Channel;
-use airlock_wire::ActionAnswer;
+use airlock_wire::{ActionAnswer, ActionRequest, RequestError};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::DECIDERS;
 use crate::auth::{Caller, Role};
@@ -37,44 +37,21 @@ fn check_id(what: &str, v: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
-    match obj.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::bad_request(
-            "INVALID_REQUEST",
-            format!("{key} must be a string"),
-        )),
-    }
-}
-
-/// Splits the body into the envelope (session, request id) and the action, strictly: the
-/// action's own fields are checked by `Action`'s deserializer, which refuses unknown ones.
+/// Reads the body as the wire's `ActionRequest`, strictly: the action's own fields are checked
+/// by `Action`'s deserializer, which refuses unknown ones.
 fn submission(caller: &Caller, body: Value) -> Result<Submission, ApiError> {
-    let Value::Object(mut obj) = body else {
-        return Err(ApiError::bad_request(
-            "INVALID_REQUEST",
-            "the body must be a JSON object",
-        ));
-    };
-    let session = take_string(&mut obj, "session")?
-        .ok_or_else(|| ApiError::bad_request("INVALID_REQUEST", "missing field `session`"))?;
-    check_id("session", &session)?;
-    let request_id = take_string(&mut obj, "request_id")?;
-    if let Some(r) = &request_id {
-        check_id("request_id", r)?;
-    }
-    let known_kind = matches!(
-        obj.get("kind").and_then(Value::as_str),
-        Some("shell" | "tool" | "file_write" | "network_fetch" | "message_send")
-    );
-    if obj.contains_key("kind") && !known_kind {
-        return Err(ApiError::invalid(
-            "INVALID_ACTION",
-            "kind must be one of shell, tool, file_write, network_fetch, message_send",
-        ));
-    }
-    let action: Action = serde_json::from_value(Value::Object(obj)).map_err(json_error)?;
+    let ActionRequest {
+        action,
+        session,
+        request_id,
+    } = ActionRequest::parse_with(body, check_id).map_err(|e| match e {
+        RequestError::NotObject | RequestError::NotString(_) | RequestError::MissingSession => {
+            ApiError::bad_request("INVALID_REQUEST", e.to_string())
+        }
+        RequestError::Label(e) => e,
+        RequestError::UnknownKind => ApiError::invalid("INVALID_ACTION", e.to_string()),
+        RequestError::Action(e) => json_error(e),
+    })?;
     let cwd = match &action {
         Action::Shell { command, cwd } => {
             if command.trim().is_empty() || command.len() > MAX_COMMAND {

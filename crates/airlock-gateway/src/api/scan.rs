@@ -4,38 +4,15 @@
 //! its id: the MCP gateway records what it scanned this way.
 
 use airlock_shield::{Direction, ScanResult};
+use airlock_wire::{ScanDirection, ScanRequest};
 use axum::Json;
 use axum::extract::State;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::state::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScanRequest {
-    pub text: String,
-    /// `user` (a person's message) or `tool` (tool output, documents); default `tool`.
-    #[serde(default)]
-    pub direction: Option<Direction>,
-    /// Record the verdict as a receipt in this session.
-    #[serde(default)]
-    pub record: Option<RecordSpec>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordSpec {
-    pub session: String,
-    /// Where the text came from (for example `mcp:github:tools/call`).
-    pub source: String,
-    /// What the caller does with a flagged text: `pass`, `annotate` or `block` (default `pass`).
-    #[serde(default)]
-    pub handling: Option<String>,
-}
 
 fn printable(what: &str, v: &str, max: usize) -> Result<(), ApiError> {
     if !crate::extract::is_label(v, max) {
@@ -52,7 +29,10 @@ pub async fn scan(
     caller: Caller,
     ApiJson(req): ApiJson<ScanRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let dir = req.direction.unwrap_or(Direction::Tool);
+    let dir = match req.direction {
+        Some(ScanDirection::User) => Direction::User,
+        Some(ScanDirection::Tool) | None => Direction::Tool,
+    };
     let handling = match &req.record {
         None => None,
         Some(r) => {

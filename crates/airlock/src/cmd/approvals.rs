@@ -9,6 +9,8 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
+use airlock_store::StoreOptions;
+
 use crate::daemon::{Client, DaemonRefusal, person_endpoint};
 use airlock_grants::system_now_ms as now_ms;
 
@@ -70,8 +72,12 @@ pub struct WatchArgs {
     once: bool,
 }
 
-fn client(conn: &Conn) -> Result<Client> {
-    Client::new(person_endpoint(conn.url.clone(), conn.token.clone())?)
+fn client(conn: &Conn, store: &StoreOptions) -> Result<Client> {
+    let data_dir = &store.data_dir;
+    Client::new(
+        person_endpoint(data_dir, conn.url.clone(), conn.token.clone())?,
+        data_dir,
+    )
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -94,8 +100,8 @@ async fn pending_list(c: &Client) -> Result<Vec<Value>> {
     })
 }
 
-pub fn pending(a: PendingArgs) -> Result<u8> {
-    let c = client(&a.conn)?;
+pub fn pending(a: PendingArgs, store: &StoreOptions) -> Result<u8> {
+    let c = client(&a.conn, store)?;
     let list = runtime()?.block_on(pending_list(&c))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -111,8 +117,8 @@ pub fn pending(a: PendingArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn approve(a: ApproveArgs) -> Result<u8> {
-    let c = client(&a.conn)?;
+pub fn approve(a: ApproveArgs, store: &StoreOptions) -> Result<u8> {
+    let c = client(&a.conn, store)?;
     let body = json!({
         "decision": "approve",
         "scope": if a.session { "session" } else { "once" },
@@ -122,11 +128,11 @@ pub fn approve(a: ApproveArgs) -> Result<u8> {
     answer(&c, &a.id, body)
 }
 
-pub fn deny(a: DenyArgs) -> Result<u8> {
+pub fn deny(a: DenyArgs, store: &StoreOptions) -> Result<u8> {
     if a.reason.trim().is_empty() {
         bail!("a denial needs a reason: the agent is told why");
     }
-    let c = client(&a.conn)?;
+    let c = client(&a.conn, store)?;
     let body = json!({"decision": "deny", "scope": "once", "reason": a.reason});
     answer(&c, &a.id, body)
 }
@@ -149,8 +155,8 @@ fn answer(c: &Client, id: &str, mut body: Value) -> Result<u8> {
 /// Several pending actions below tier 4 can be approved in one answer; a critical one is always
 /// answered on its own, with its code. A prompt whose approval runs out of time moves on: the
 /// daemon has denied it (silence is not consent).
-pub fn watch(a: WatchArgs) -> Result<u8> {
-    let c = client(&a.conn)?;
+pub fn watch(a: WatchArgs, store: &StoreOptions) -> Result<u8> {
+    let c = client(&a.conn, store)?;
     let rt = runtime()?;
     let mut input = Input::start();
     let interval = Duration::from_secs_f64(a.interval.clamp(0.1, 60.0));

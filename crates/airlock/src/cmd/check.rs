@@ -40,7 +40,7 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &airlock_store::StoreOptions) -> Result<u8> {
     if args.jsonl {
         if !args.command.is_empty() {
             bail!("--jsonl reads command lines from standard input; give no command arguments");
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<u8> {
         && utf8
         && let Ok(p) = &policy
     {
-        let (assessment, used) = with_grants(p, &line)?;
+        let (assessment, used) = with_grants(store, p, &line)?;
         a = assessment;
         grant = used;
     }
@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<u8> {
             ctx.grant = Some(g.id.clone());
             ctx.approvers = vec![g.creator.to_string()];
         }
-        let r = crate::record::record_blocking(&action, &a, &ctx)?;
+        let r = crate::record::record_blocking(store, &action, &a, &ctx)?;
         eprintln!("airlock: recorded receipt {}", r.id);
     }
     let mut out = std::io::stdout().lock();
@@ -106,6 +106,7 @@ fn decide(
 
 /// The decision with the grant store consulted; the grant used, if any.
 fn with_grants(
+    opts: &airlock_store::StoreOptions,
     policy: &airlock_policy::Policy,
     line: &str,
 ) -> Result<(Assessment, Option<airlock_grants::Grant>)> {
@@ -113,8 +114,7 @@ fn with_grants(
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let opts = crate::record::store_options();
-        let db = airlock_store::Db::open(&opts)
+        let db = airlock_store::Db::open(opts)
             .await
             .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
         let book =

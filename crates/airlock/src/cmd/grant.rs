@@ -13,10 +13,8 @@ use airlock_grants::{
     NewGrant, Scope, Subject,
 };
 use airlock_ledger::time::format_millis;
-use airlock_store::Db;
+use airlock_store::{Db, StoreOptions};
 use anyhow::{Context, Result, anyhow, bail};
-
-use crate::record::store_options;
 
 pub const EXIT_REFUSED: u8 = 1;
 
@@ -130,17 +128,16 @@ struct AddArgs {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let opts = store_options();
-        let db = Db::open(&opts)
+        let db = Db::open(store)
             .await
-            .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
+            .with_context(|| format!("opening the store in {}", store.data_dir.display()))?;
         let book = GrantBook::new(db.clone(), GrantConfig::default());
-        let r = dispatch(&book, args.what).await;
+        let r = dispatch(store, &book, args.what).await;
         db.close().await;
         match r {
             Ok(code) => Ok(code),
@@ -168,9 +165,9 @@ fn refusal(e: &GrantError) -> bool {
     !matches!(e.code(), ReasonCode::InternalError)
 }
 
-async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
+async fn dispatch(store: &StoreOptions, book: &GrantBook, what: What) -> Result<u8> {
     match what {
-        What::Add(a) => add(book, *a).await,
+        What::Add(a) => add(store, book, *a).await,
         What::List {
             agent,
             session,
@@ -238,7 +235,7 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         }
         What::Confirm { id, by } => {
             let who = person(by)?;
-            let ledger = crate::record::open_ledger().await?;
+            let ledger = crate::record::open_ledger(store).await?;
             let g = grant_log::confirm(book, &ledger, &id, &who).await;
             ledger.close().await;
             let g = g.map_err(grant_error)?;
@@ -251,7 +248,7 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
         }
         What::Revoke { id, reason } => {
             let before = book.show(&id).await?;
-            let ledger = crate::record::open_ledger().await?;
+            let ledger = crate::record::open_ledger(store).await?;
             let n = grant_log::revoke(book, &ledger, &id, &reason, &operator()).await;
             ledger.close().await;
             let n = n.map_err(grant_error)?;
@@ -267,7 +264,7 @@ async fn dispatch(book: &GrantBook, what: What) -> Result<u8> {
             Ok(0)
         }
         What::EndSession { session } => {
-            let ledger = crate::record::open_ledger().await?;
+            let ledger = crate::record::open_ledger(store).await?;
             let n = grant_log::end_session(book, &ledger, &session, &operator()).await;
             ledger.close().await;
             let n = n.map_err(grant_error)?;
@@ -302,7 +299,7 @@ fn split_network(s: &str) -> Result<(String, Option<u16>)> {
     }
 }
 
-async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
+async fn add(store: &StoreOptions, book: &GrantBook, a: AddArgs) -> Result<u8> {
     let scope = if let Some(cmd) = &a.exact_command {
         Scope::exact(&Action::shell(cmd.clone()))?
     } else if let Some(p) = &a.prefix {
@@ -358,7 +355,7 @@ async fn add(book: &GrantBook, a: AddArgs) -> Result<u8> {
         req.expires_at = Some(book.now().saturating_add(ms));
     }
     let who = person(a.by)?;
-    let ledger = crate::record::open_ledger().await?;
+    let ledger = crate::record::open_ledger(store).await?;
     let g = grant_log::create(book, &ledger, req, &who).await;
     ledger.close().await;
     let g = g.map_err(grant_error)?;

@@ -12,10 +12,10 @@ use airlock_ledger::canonical::hash_value;
 use airlock_ledger::{
     ConsistencyDoc, InclusionDoc, MerkleLog, Receipt, RegistryEvent, VerifyReport, pack,
 };
-use airlock_store::{Db, Ledger, LedgerConfig, LedgerStore, audit};
+use airlock_store::{Db, Ledger, LedgerConfig, LedgerStore, StoreOptions, audit};
 use anyhow::{Context, Result, bail};
 
-use crate::record::{self, store_options};
+use crate::record;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -81,7 +81,7 @@ enum What {
     },
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -92,17 +92,17 @@ pub fn run(args: Args) -> Result<u8> {
                 path,
                 witness,
                 json,
-            } => verify(path, witness, json).await,
-            What::Prove { receipt_id, out } => prove(&receipt_id, out).await,
+            } => verify(store, path, witness, json).await,
+            What::Prove { receipt_id, out } => prove(store, &receipt_id, out).await,
             What::Consistency {
                 old_size,
                 new_size,
                 out,
-            } => consistency(old_size, new_size, out).await,
-            What::Export { out } => export(&out).await,
-            What::Replay { verify } => replay(verify).await,
+            } => consistency(store, old_size, new_size, out).await,
+            What::Export { out } => export(store, &out).await,
+            What::Replay { verify } => replay(store, verify).await,
             What::RotateKey => {
-                let e = airlock_store::rotate_ledger_key(&store_options()).await?;
+                let e = airlock_store::rotate_ledger_key(store).await?;
                 println!("rotated: registry event {} ({})", e.seq, e.signer);
                 Ok(super::EXIT_ALLOW)
             }
@@ -111,23 +111,21 @@ pub fn run(args: Args) -> Result<u8> {
                 sessions,
                 concurrency,
                 prefix,
-            } => load(count, sessions, concurrency, &prefix).await,
+            } => load(store, count, sessions, concurrency, &prefix).await,
         }
     })
 }
 
-async fn open_ledger() -> Result<Ledger> {
-    let opts = store_options();
-    Ledger::open(&opts, LedgerConfig::default())
+async fn open_ledger(opts: &StoreOptions) -> Result<Ledger> {
+    Ledger::open(opts, LedgerConfig::default())
         .await
         .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))
 }
 
 /// The configured store for reading, without creating anything.
-async fn open_existing() -> Result<Db> {
-    let opts = store_options();
+async fn open_existing(opts: &StoreOptions) -> Result<Db> {
     if opts.database.is_some() {
-        return Ok(Db::open(&opts).await?);
+        return Ok(Db::open(opts).await?);
     }
     let path = opts.sqlite_path();
     if !path.is_file() {
@@ -172,11 +170,15 @@ async fn verify_store(
     }
 }
 
-async fn verify(path: Option<PathBuf>, witness: Option<PathBuf>, json: bool) -> Result<u8> {
-    let opts = store_options();
+async fn verify(
+    opts: &StoreOptions,
+    path: Option<PathBuf>,
+    witness: Option<PathBuf>,
+    json: bool,
+) -> Result<u8> {
     let result = match &path {
         None => {
-            let db = open_existing().await?;
+            let db = open_existing(opts).await?;
             verify_store(db, &witness.unwrap_or_else(|| opts.witness())).await?
         }
         Some(p) if p.is_dir() && p.join(pack::MANIFEST).is_file() => verify_pack(p)?,
@@ -332,8 +334,8 @@ fn parse_events(events: &[String]) -> Result<Vec<RegistryEvent>> {
         .collect::<Result<_, _>>()?)
 }
 
-async fn prove(receipt_id: &str, out: Option<PathBuf>) -> Result<u8> {
-    let ledger = open_ledger().await?;
+async fn prove(store: &StoreOptions, receipt_id: &str, out: Option<PathBuf>) -> Result<u8> {
+    let ledger = open_ledger(store).await?;
     let Some(stored) = ledger.receipt(receipt_id).await? else {
         ledger.close().await;
         bail!("no receipt {receipt_id} in the ledger");
@@ -390,8 +392,13 @@ fn tree_of(receipts: &[(u64, Vec<u8>)], size: u64) -> Result<MerkleLog> {
     ))
 }
 
-async fn consistency(old_size: u64, new_size: Option<u64>, out: Option<PathBuf>) -> Result<u8> {
-    let db = open_existing().await?;
+async fn consistency(
+    store: &StoreOptions,
+    old_size: u64,
+    new_size: Option<u64>,
+    out: Option<PathBuf>,
+) -> Result<u8> {
+    let db = open_existing(store).await?;
     let snap = audit::snapshot(&db).await?;
     let events = db.registry_events().await?;
     db.close().await;
@@ -431,14 +438,14 @@ async fn consistency(old_size: u64, new_size: Option<u64>, out: Option<PathBuf>)
     Ok(super::EXIT_ALLOW)
 }
 
-async fn export(out: &Path) -> Result<u8> {
+async fn export(store: &StoreOptions, out: &Path) -> Result<u8> {
     if out.exists() && std::fs::read_dir(out)?.next().is_some() {
         bail!(
             "{} exists and is not empty: choose a new directory",
             out.display()
         );
     }
-    let ledger = open_ledger().await?;
+    let ledger = open_ledger(store).await?;
     // Cover every receipt with a checkpoint, so the pack proves the whole log.
     ledger.checkpoint().await?;
     let snap = audit::snapshot(ledger.db()).await?;
@@ -468,8 +475,8 @@ async fn export(out: &Path) -> Result<u8> {
     Ok(super::EXIT_ALLOW)
 }
 
-async fn replay(strict: bool) -> Result<u8> {
-    let db = open_existing().await?;
+async fn replay(store: &StoreOptions, strict: bool) -> Result<u8> {
+    let db = open_existing(store).await?;
     let policy = crate::cmd::policy::PolicyArgs::default().load()?;
     let current_policy = policy.hash()?.to_string();
     let ctx = crate::cmd::policy::context_from_env();
@@ -562,8 +569,14 @@ async fn replay(strict: bool) -> Result<u8> {
     })
 }
 
-async fn load(count: u64, sessions: u64, concurrency: u64, prefix: &str) -> Result<u8> {
-    let ledger = std::sync::Arc::new(open_ledger().await?);
+async fn load(
+    store: &StoreOptions,
+    count: u64,
+    sessions: u64,
+    concurrency: u64,
+    prefix: &str,
+) -> Result<u8> {
+    let ledger = std::sync::Arc::new(open_ledger(store).await?);
     let next = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = Vec::new();
     for _ in 0..concurrency.max(1) {

@@ -18,10 +18,12 @@ use airlock_confirm::PolicyProvider;
 use airlock_confirm::pins;
 use airlock_mcp::{Call, CallRuling, Decider, Gateway, McpConfig, ScanCall, Scanned, gate};
 use airlock_policy::Policy;
-use airlock_store::Db;
-use airlock_wire::{ActionAnswer, ActionStatus};
+use airlock_store::{Db, StoreOptions};
+use airlock_wire::{
+    ActionAnswer, ActionRequest, ActionStatus, ScanDirection, ScanRecord, ScanRequest,
+};
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::daemon::{Client, Endpoint};
 
@@ -104,17 +106,17 @@ struct ProxyArgs {
     token: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
     match args.command {
-        Sub::Wrap(a) => wrap(a),
-        Sub::Proxy(a) => proxy(a),
+        Sub::Wrap(a) => wrap(a, store),
+        Sub::Proxy(a) => proxy(a, store),
         Sub::ApproveTool {
             server,
             tool,
             sha256,
             by,
-        } => block_on(approve_tool(server, tool, sha256, by)),
-        Sub::Pins { server } => block_on(pins(server)),
+        } => block_on(approve_tool(store, server, tool, sha256, by)),
+        Sub::Pins { server } => block_on(pins(store, server)),
     }
 }
 
@@ -125,14 +127,14 @@ fn block_on<F: std::future::Future<Output = Result<u8>>>(f: F) -> Result<u8> {
         .block_on(f)
 }
 
-async fn open_db() -> Result<Db> {
-    let opts = crate::record::store_options();
-    Db::open(&opts)
+async fn open_db(opts: &StoreOptions) -> Result<Db> {
+    Db::open(opts)
         .await
         .with_context(|| format!("opening the store in {}", opts.data_dir.display()))
 }
 
 async fn approve_tool(
+    store: &StoreOptions,
     server: String,
     tool: String,
     sha256: Option<String>,
@@ -150,7 +152,7 @@ async fn approve_tool(
         );
     }
     // checked, recorded (naming the person) and moved as the REST API and the inbox do
-    let ledger = crate::record::open_ledger().await?;
+    let ledger = crate::record::open_ledger(store).await?;
     let r = airlock_confirm::approve_pin(&ledger, &server, &tool, sha256.as_deref(), &person).await;
     ledger.close().await;
     match r {
@@ -186,8 +188,8 @@ async fn approve_tool(
     }
 }
 
-async fn pins(server: Option<String>) -> Result<u8> {
-    let db = open_db().await?;
+async fn pins(store: &StoreOptions, server: Option<String>) -> Result<u8> {
+    let db = open_db(store).await?;
     for p in db.mcp_pin_list(server.as_deref()).await? {
         let pending = p.pending_sha256.as_deref().unwrap_or("-");
         println!(
@@ -227,7 +229,7 @@ fn load_config(path: Option<PathBuf>) -> Result<McpConfig> {
     }
 }
 
-fn wrap(a: WrapArgs) -> Result<u8> {
+fn wrap(a: WrapArgs, store: &StoreOptions) -> Result<u8> {
     let server = match a.server.clone() {
         Some(s) => s,
         None => Path::new(&a.command[0])
@@ -241,6 +243,7 @@ fn wrap(a: WrapArgs) -> Result<u8> {
         decider,
         cwd,
     } = common(
+        store,
         &server,
         a.config.clone(),
         a.session.clone(),
@@ -252,7 +255,7 @@ fn wrap(a: WrapArgs) -> Result<u8> {
         .enable_all()
         .build()?;
     let code = rt.block_on(async move {
-        let db = open_db().await?;
+        let db = open_db(store).await?;
         let mut child = tokio::process::Command::new(&a.command[0])
             .args(&a.command[1..])
             .stdin(Stdio::piped())
@@ -305,6 +308,7 @@ struct Common {
 }
 
 fn common(
+    store: &StoreOptions,
     server: &str,
     config: Option<PathBuf>,
     session: Option<String>,
@@ -322,10 +326,11 @@ fn common(
                 .filter(|s| !s.is_empty())
         })
         .unwrap_or_else(|| format!("mcp-{server}"));
-    let ep = Endpoint::discover(&crate::daemon::data_dir(), url, token, true);
+    let data_dir = &store.data_dir;
+    let ep = Endpoint::discover(data_dir, url, token, true);
     let decider = DaemonDecider {
         client: match ep {
-            Some(ep) if ep.token.is_some() => Some(Client::new(ep)?),
+            Some(ep) if ep.token.is_some() => Some(Client::new(ep, data_dir)?),
             _ => None,
         },
     };
@@ -345,7 +350,7 @@ fn common(
     })
 }
 
-fn proxy(a: ProxyArgs) -> Result<u8> {
+fn proxy(a: ProxyArgs, store: &StoreOptions) -> Result<u8> {
     let addr: std::net::SocketAddr = a
         .listen
         .parse()
@@ -353,7 +358,7 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
     if !addr.ip().is_loopback() && !a.allow_remote {
         bail!("{addr} is not a loopback address: pass --allow-remote to listen there");
     }
-    let c = common(&a.server, a.config, a.session, a.url, a.token)?;
+    let c = common(store, &a.server, a.config, a.session, a.url, a.token)?;
     crate::daemon::init_tls();
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
@@ -364,7 +369,7 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let db = open_db().await?;
+        let db = open_db(store).await?;
         let gw = Gateway {
             server: a.server.clone(),
             config: c.config,
@@ -435,11 +440,15 @@ impl Decider for DaemonDecider {
 /// Asks the daemon to scan a server's text and record its verdict (`POST /v1/scan` with
 /// `record`): the verdict is the daemon's own, and it is a receipt before the text goes on.
 async fn scan_remote(client: &Client, call: &ScanCall) -> Result<Scanned> {
-    let body = json!({
-        "text": call.text,
-        "direction": "tool",
-        "record": {"session": call.session, "source": call.source, "handling": call.handling},
-    });
+    let body = serde_json::to_value(ScanRequest {
+        text: call.text.clone(),
+        direction: Some(ScanDirection::Tool),
+        record: Some(ScanRecord {
+            session: call.session.clone(),
+            source: call.source.clone(),
+            handling: Some(call.handling.to_string()),
+        }),
+    })?;
     let out = client
         .post("/v1/scan", &body, Duration::from_secs(30))
         .await?;
@@ -456,14 +465,10 @@ async fn scan_remote(client: &Client, call: &ScanCall) -> Result<Scanned> {
 /// Submits and long-polls; `None` when the call's time ran out first.
 async fn ask(client: &Client, call: &Call) -> Result<Option<ActionAnswer>> {
     let started = Instant::now();
-    let mut body = serde_json::to_value(&call.action)?;
-    body["session"] = json!(call.session);
-    body["request_id"] = json!(call.request_id);
-    if let Some(cwd) = &call.cwd
-        && body["kind"] == "shell"
-    {
-        body["cwd"] = json!(cwd);
-    }
+    let request = ActionRequest::new(call.action.clone(), call.session.clone())
+        .with_request_id(call.request_id.clone())
+        .in_dir(call.cwd.as_deref());
+    let body = serde_json::to_value(&request)?;
     let read = |v: Value| -> Result<ActionAnswer> {
         serde_json::from_value(v).context("the daemon's answer is not an action answer")
     };

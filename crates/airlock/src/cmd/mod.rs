@@ -2,11 +2,10 @@
 //! returning the process exit code.
 
 pub mod approvals;
-pub mod bench;
 pub mod check;
-pub mod eval;
 pub mod grant;
 pub mod hook;
+pub mod lab;
 pub mod ledger;
 pub mod mcp;
 pub mod policy;

@@ -28,7 +28,7 @@ pub struct Args {
     allow_remote: bool,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &airlock_store::StoreOptions) -> Result<u8> {
     let file = match &args.config {
         Some(p) => ConfigFile::load(p)?,
         None => ConfigFile::default(),
@@ -43,5 +43,5 @@ pub fn run(args: Args) -> Result<u8> {
         .node
         .clone()
         .unwrap_or_else(super::serve::hostname);
-    super::serve::run_node(&file, addr, node, Some(proxy), false)
+    super::serve::run_node(store, &file, addr, node, Some(proxy), false)
 }

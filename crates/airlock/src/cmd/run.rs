@@ -19,10 +19,10 @@ use airlock_sandbox::cgroup::Cgroup;
 use airlock_sandbox::egress::{self, Gate, Proxy, Verdict};
 use airlock_sandbox::profile::check_roots;
 use airlock_sandbox::{EXIT_REFUSED, EXIT_TIMEOUT, Limits, Plan, Profile, protected_paths};
-use airlock_store::{Db, Ledger, LedgerConfig};
+use airlock_store::{Db, Ledger, LedgerConfig, StoreOptions};
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::record::{RecordContext, store_options};
+use crate::record::RecordContext;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -106,7 +106,7 @@ pub fn exec(a: ExecArgs) -> Result<u8> {
     Ok(EXIT_REFUSED)
 }
 
-pub fn run(a: Args) -> Result<u8> {
+pub fn run(a: Args, opts: &StoreOptions) -> Result<u8> {
     let verbose = a.verbose;
     let timeout = match a.timeout {
         None => None,
@@ -116,7 +116,7 @@ pub fn run(a: Args) -> Result<u8> {
             return Ok(EXIT_REFUSED);
         }
     };
-    let mut setup = match Setup::new(a) {
+    let mut setup = match Setup::new(a, opts) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("airlock run: refused: {e:#}");
@@ -181,7 +181,7 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(a: Args) -> Result<Setup> {
+    fn new(a: Args, opts: &StoreOptions) -> Result<Setup> {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
@@ -195,14 +195,14 @@ impl Setup {
         };
         let workspace = std::fs::canonicalize(&workspace)
             .with_context(|| format!("the workspace {}", workspace.display()))?;
-        let protected = protected_paths(&home, &[store_options().data_dir]);
+        let protected = protected_paths(&home, std::slice::from_ref(&opts.data_dir));
         let mut write = vec![workspace];
         write.extend(profile.write.iter().cloned());
         let mut write_files = profile.write_files.clone();
         let (store, proxy) = if a.grants.is_empty() {
             (None, None)
         } else {
-            open_grants(&a, &mut write, &mut write_files)?
+            open_grants(&a, opts, &mut write, &mut write_files)?
         };
         let roots: Vec<PathBuf> = profile
             .read
@@ -273,6 +273,7 @@ struct Store {
 /// network grant is among them.
 fn open_grants(
     a: &Args,
+    opts: &StoreOptions,
     write: &mut Vec<PathBuf>,
     write_files: &mut Vec<PathBuf>,
 ) -> Result<(Option<Store>, Option<Proxy>)> {
@@ -282,9 +283,8 @@ fn open_grants(
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let opts = store_options();
     let db = rt
-        .block_on(Db::open(&opts))
+        .block_on(Db::open(opts))
         .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
     let book = GrantBook::new(db.clone(), GrantConfig::default());
     let mut network = Vec::new();
@@ -320,7 +320,7 @@ fn open_grants(
         ..LedgerConfig::default()
     };
     let ledger = Arc::new(
-        rt.block_on(Ledger::open(&opts, config))
+        rt.block_on(Ledger::open(opts, config))
             .with_context(|| format!("opening the ledger in {}", opts.data_dir.display()))?,
     );
     let gate = StoreGate {

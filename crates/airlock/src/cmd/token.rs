@@ -42,13 +42,12 @@ enum Sub {
     Revoke { id: String },
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, opts: &airlock_store::StoreOptions) -> Result<u8> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let opts = crate::record::store_options();
-        let db = Db::open(&opts)
+        let db = Db::open(opts)
             .await
             .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;
         let auth = Auth::new(db.clone());

@@ -3,11 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod check;
-mod eval_commands;
 mod grant;
 mod hook;
 mod hook_sandbox;
 mod hook_shell;
+mod lab;
 mod lean_hook;
 mod ledger;
 mod mcp_py;

@@ -146,23 +146,3 @@ fn missing_input_and_bad_direction_are_usage_errors() {
         .assert()
         .code(3);
 }
-
-#[test]
-fn eval_text_errs_clearly_without_corpora() {
-    let out = airlock()
-        .args(["eval", "text", "--corpora", "/nonexistent/corpora"])
-        .assert()
-        .code(3);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("corpora not found"));
-    airlock()
-        .args([
-            "eval",
-            "text",
-            "--corpora",
-            "/nonexistent/corpora",
-            "--allow-missing",
-        ])
-        .assert()
-        .code(0);
-}

@@ -184,7 +184,7 @@ fn lean_hook_in_background(
 }
 
 fn run_in_background(
-    mut cmd: Command,
+    cmd: Command,
     dir: &Path,
     config_home: &Path,
     env: &[(&str, &str)],
@@ -193,8 +193,20 @@ fn run_in_background(
     let input = json!({
         "session_id": "sess-1", "cwd": "/tmp", "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": command}
-    })
-    .to_string();
+    });
+    run_with_input(cmd, dir, config_home, env, input)
+}
+
+/// Runs a hook command in the background with `input` (a Claude Code `PreToolUse` object) on
+/// its stdin.
+fn run_with_input(
+    mut cmd: Command,
+    dir: &Path,
+    config_home: &Path,
+    env: &[(&str, &str)],
+    input: Value,
+) -> std::thread::JoinHandle<(i32, String)> {
+    let input = input.to_string();
     cmd.env("AIRLOCK_DATA_DIR", dir)
         .env("XDG_CONFIG_HOME", config_home)
         .env("HOME", config_home)
@@ -1123,4 +1135,51 @@ fn a_slack_tap_at_the_daemons_request_url_releases_the_hook() {
         update["text"].as_str().unwrap().contains("alice in Slack"),
         "{update}"
     );
+}
+
+/// A hook's ask about a file write reaches the daemon although Claude Code sends its working
+/// directory with every call: only a shell action carries one on the wire (the daemon refuses
+/// the field on any other kind, which used to leave such asks to the terminal).
+#[test]
+fn the_hook_hands_a_file_write_ask_to_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "frank");
+
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("airlock"));
+    cmd.arg("hook");
+    let input = json!({
+        "session_id": "sess-w", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": "/etc/profile", "content": "x"}
+    });
+    let hook = run_with_input(cmd, &dir, &home, &[], input);
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    let ap = &pending[0];
+    assert_eq!(ap["action"]["kind"], "file_write", "{ap}");
+    assert_eq!(ap["action"]["path"], "/etc/profile", "{ap}");
+    assert_eq!(ap["session"], "sess-w", "{ap}");
+    let id = ap["id"].as_str().unwrap();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &[
+            "deny",
+            id,
+            "--reason",
+            "not today",
+            "--url",
+            &d.url,
+            "--token",
+            &approver,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, stdout) = hook.join().unwrap();
+    assert!(
+        stdout.contains(r#""permissionDecision":"deny""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("not today"), "{stdout}");
 }

@@ -42,10 +42,13 @@ pub struct InstallArgs {
     command: Option<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args, store: &airlock_store::StoreOptions) -> anyhow::Result<u8> {
     match args.command {
         Some(Sub::Install(a)) => airlock_hook::install::run(&a.agent, a.merge, a.command),
-        None => Ok(respond(args.agent.as_deref().and_then(Protocol::parse))),
+        None => Ok(respond(
+            args.agent.as_deref().and_then(Protocol::parse),
+            &store.data_dir,
+        )),
     }
 }
 
@@ -70,16 +73,18 @@ pub fn fast_path() -> Option<u8> {
     if first != "hook" {
         return None;
     }
-    Some(respond(airlock_hook::agent_args(rest)?))
+    // No command line parsed: the data directory is the environment's (or the default).
+    let store = airlock_store::StoreOptions::chosen(None, None);
+    Some(respond(airlock_hook::agent_args(rest)?, &store.data_dir))
 }
 
 /// Answers one hook call; an `ask` goes to the daemon, over any URL this binary's client reaches.
-fn respond(forced: Option<Protocol>) -> u8 {
+fn respond(forced: Option<Protocol>, data_dir: &std::path::Path) -> u8 {
     let connect = |ep: &Endpoint| -> anyhow::Result<Box<dyn Transport>> {
-        Ok(Box::new(BlockingClient::new(ep)?))
+        Ok(Box::new(BlockingClient::new(ep, data_dir)?))
     };
     let handoff = Handoff {
-        data_dir: crate::daemon::data_dir(),
+        data_dir: data_dir.to_path_buf(),
         remote: Remote::Connect(&connect),
     };
     airlock_hook::respond(forced, &handoff)

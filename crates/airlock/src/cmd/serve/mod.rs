@@ -39,7 +39,7 @@ pub struct Args {
     node: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &airlock_store::StoreOptions) -> Result<u8> {
     let file = match &args.config {
         Some(p) => ConfigFile::load(p)?,
         None => ConfigFile::default(),
@@ -51,13 +51,14 @@ pub fn run(args: Args) -> Result<u8> {
         .or_else(|| file.serve.node.clone())
         .unwrap_or_else(hostname);
     let proxy = file.proxy(None)?;
-    run_node(&file, addr, node, proxy, true)
+    run_node(store, &file, addr, node, proxy, true)
 }
 
 /// Runs the broker and the gateway (with the proxy when `proxy` is set) until a signal;
 /// `announce` writes `serve.json` and the hooks' agent token (the daemon does, a standalone
 /// proxy does not).
 pub(crate) fn run_node(
+    store: &airlock_store::StoreOptions,
     file: &ConfigFile,
     addr: std::net::SocketAddr,
     node: String,
@@ -75,7 +76,7 @@ pub(crate) fn run_node(
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let opts = crate::record::store_options();
+        let opts = store.clone();
         let ledger = Ledger::open(&opts, LedgerConfig::default())
             .await
             .with_context(|| format!("opening the store in {}", opts.data_dir.display()))?;

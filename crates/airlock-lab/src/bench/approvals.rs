@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use super::hook::Stats;
-use crate::daemon::{Client, Endpoint, SERVE_FILE, ServeInfo};
+use airlock_client::{Client, Endpoint, SERVE_FILE, ServeInfo};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -33,12 +33,12 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<u8> {
-    let database = crate::record::store_options().database;
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
+    let database = store.database.clone();
     if args.nodes == 2 && database.is_none() {
         bail!("two nodes share one PostgreSQL: pass --database postgres://…");
     }
-    crate::daemon::init_tls();
+    airlock_client::init_tls();
     let root = std::env::temp_dir().join(format!("airlock-bench-approvals-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root)?;
@@ -73,17 +73,23 @@ async fn measure(args: &Args, nodes: &[Node], database: Option<&str>) -> Result<
     let agent = auth.create("bench-agent", Role::Agent).await?.secret;
     let person = auth.create("bench-person", Role::Approver).await?.secret;
     db.close().await;
-    let a = Client::new(Endpoint {
-        url: nodes[0].url.clone(),
-        token: Some(agent),
-        key: airlock_hook::proof::DaemonKey::load(&nodes[0].dir),
-    })?;
+    let a = Client::new(
+        Endpoint {
+            url: nodes[0].url.clone(),
+            token: Some(agent),
+            key: airlock_hook::proof::DaemonKey::load(&nodes[0].dir),
+        },
+        &nodes[0].dir,
+    )?;
     let p_node = nodes.last().context("no node")?;
-    let p = Client::new(Endpoint {
-        url: p_node.url.clone(),
-        token: Some(person),
-        key: airlock_hook::proof::DaemonKey::load(&p_node.dir),
-    })?;
+    let p = Client::new(
+        Endpoint {
+            url: p_node.url.clone(),
+            token: Some(person),
+            key: airlock_hook::proof::DaemonKey::load(&p_node.dir),
+        },
+        &p_node.dir,
+    )?;
     let call = Duration::from_secs(30);
 
     let mut samples = Vec::with_capacity(args.count);
@@ -162,7 +168,7 @@ struct Node {
 impl Node {
     fn start(dir: &Path, config_home: &Path, database: Option<&str>) -> Result<Node> {
         std::fs::create_dir_all(dir)?;
-        let mut cmd = Command::new(std::env::current_exe()?);
+        let mut cmd = Command::new(crate::airlock_exe()?);
         cmd.args(["serve", "--listen", "127.0.0.1:0"])
             .env("AIRLOCK_DATA_DIR", dir)
             .env("XDG_CONFIG_HOME", config_home)

@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<u8> {
     if args.count == 0 || args.concurrency == 0 || args.seconds <= 0.0 {
         bail!("--count, --concurrency and --seconds must be positive");
     }
-    crate::daemon::init_tls();
+    airlock_client::init_tls();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

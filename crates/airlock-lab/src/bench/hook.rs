@@ -29,7 +29,7 @@ pub struct Args {
     /// Feed this file's bytes to the hook instead of a built-in payload.
     #[arg(long, value_name = "FILE", conflicts_with = "payload")]
     input: Option<PathBuf>,
-    /// The airlock binary to measure as `airlock hook` (default: this one).
+    /// The airlock binary to measure as `airlock hook` (default: the one beside this binary).
     #[arg(long, value_name = "PATH")]
     binary: Option<PathBuf>,
     /// The lean hook binary to measure (default: `airlock-hook` beside the airlock binary).
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<u8> {
     }
     let binary = match &args.binary {
         Some(b) => b.clone(),
-        None => std::env::current_exe().context("cannot find the airlock binary")?,
+        None => crate::airlock_exe()?,
     };
     let (label, stdin) = match &args.input {
         Some(f) => (

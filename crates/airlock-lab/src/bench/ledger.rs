@@ -11,10 +11,10 @@ use std::time::Instant;
 use airlock_core::{Action, Assessment};
 use airlock_ledger::MerkleLog;
 use airlock_ledger::canonical::sha256;
-use airlock_store::{Ledger, LedgerConfig, StoreOptions, audit};
+use airlock_store::{Ledger, LedgerConfig, LedgerStore, StoreOptions, audit};
 use anyhow::Result;
 
-use crate::record::{self, RecordContext};
+use airlock_confirm::receipt::{self as record, RecordContext};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -35,17 +35,16 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(bench(args))
+    rt.block_on(bench(args, store))
 }
 
-async fn bench(args: Args) -> Result<u8> {
+async fn bench(args: Args, global: &StoreOptions) -> Result<u8> {
     let tmp = tempfile_dir()?;
-    let global = record::store_options();
     let opts = match global.database.clone() {
         Some(url) => StoreOptions::new(&tmp).with_database(Some(url)),
         None => StoreOptions::new(&tmp),
@@ -75,7 +74,13 @@ async fn bench(args: Args) -> Result<u8> {
                 }
                 ctx.request_id = Some(format!("{run_id}-{i}"));
                 ctx.session = format!("{run_id}-s{}", i % sessions);
-                record::record(&ledger, &Action::shell(format!("ls /tmp/{i}")), &a, &ctx).await?;
+                ledger
+                    .append(record::request(
+                        &Action::shell(format!("ls /tmp/{i}")),
+                        &a,
+                        &ctx,
+                    )?)
+                    .await?;
             }
         }));
     }
@@ -140,7 +145,7 @@ async fn bench(args: Args) -> Result<u8> {
             args.proof_log
         );
     }
-    Ok(crate::cmd::EXIT_ALLOW)
+    Ok(crate::EXIT_ALLOW)
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf> {

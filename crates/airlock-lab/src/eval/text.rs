@@ -18,7 +18,7 @@ use airlock_shield::report::{Rate, recall_above, roc, roc_svg, threshold_at_fpr}
 use airlock_shield::{Direction, Scanner};
 use anyhow::{Context, Result, bail};
 
-use crate::cmd::EXIT_ERROR;
+use crate::EXIT_ERROR;
 
 #[derive(clap::Args)]
 pub struct Args {

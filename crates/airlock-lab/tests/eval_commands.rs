@@ -1,6 +1,8 @@
-//! `airlock eval commands` as a process, over a small corpus tree written here in the three
+//! `airlock-lab eval commands` as a process, over a small corpus tree written here in the three
 //! corpora's formats (our own lines, not theirs): label mapping, skipped cases, floors and the
 //! exit code, JSON output. The real corpora are exercised by CI's eval step.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use assert_cmd::Command;
 use std::fs;
@@ -91,7 +93,7 @@ fn corpus() -> tempfile::TempDir {
 }
 
 fn eval(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
-    let out = Command::cargo_bin("airlock")
+    let out = Command::cargo_bin("airlock-lab")
         .unwrap()
         .args(["eval", "commands", "--json", "--corpora"])
         .arg(dir)
@@ -165,7 +167,7 @@ fn floors_set_the_exit_code() {
 #[test]
 fn a_missing_corpus_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    Command::cargo_bin("airlock")
+    Command::cargo_bin("airlock-lab")
         .unwrap()
         .args(["eval", "commands", "--corpora"])
         .arg(dir.path())

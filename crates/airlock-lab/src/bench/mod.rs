@@ -1,6 +1,7 @@
-//! `airlock bench`: whole-process and end-to-end measurements (in-process speed lives in
+//! `airlock-lab bench` (also run as `airlock bench`): whole-process and end-to-end measurements (in-process speed lives in
 //! `cargo bench`).
 
+use airlock_store::StoreOptions;
 use anyhow::Result;
 
 #[derive(clap::Args)]
@@ -26,11 +27,11 @@ pub mod hook;
 pub mod ledger;
 pub mod proxy;
 
-pub fn run(args: Args) -> Result<u8> {
+pub fn run(args: Args, store: &StoreOptions) -> Result<u8> {
     match args.what {
         What::Hook(a) => hook::run(a),
-        What::Approvals(a) => approvals::run(a),
-        What::Ledger(a) => ledger::run(a),
+        What::Approvals(a) => approvals::run(a, store),
+        What::Ledger(a) => ledger::run(a, store),
         What::Proxy(a) => proxy::run(a),
     }
 }

@@ -1,4 +1,4 @@
-//! `airlock eval`: runs the labelled corpora and prints measured detection quality.
+//! `airlock-lab eval` (also run as `airlock eval`): runs the labelled corpora and prints measured detection quality.
 
 use anyhow::Result;
 
