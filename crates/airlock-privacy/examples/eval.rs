@@ -116,9 +116,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Kind::Personal => &mut personal,
             };
             *map.entry(f.rule.to_string()).or_default() += 1;
-            if f.kind == Kind::Secret && shown < 40 {
+            if shown < 60 && (f.kind == Kind::Secret || &*f.rule != "email") {
                 shown += 1;
-                println!("  benign secret? {} {}", f.rule, clip(&t[f.span.clone()]));
+                let from = f.span.start.saturating_sub(20);
+                let from = (0..=from)
+                    .rev()
+                    .find(|i| t.is_char_boundary(*i))
+                    .unwrap_or(0);
+                println!(
+                    "  benign {} {}: …{}",
+                    if f.kind == Kind::Secret {
+                        "secret?"
+                    } else {
+                        "personal"
+                    },
+                    f.rule,
+                    clip(&t[from..f.span.end])
+                );
             }
         }
     }

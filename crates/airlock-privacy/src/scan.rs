@@ -256,6 +256,10 @@ impl Scanner {
         let ok = !part.is_empty()
             && text.is_char_boundary(part.start)
             && text.is_char_boundary(part.end)
+            && (r.kind != Kind::Secret
+                || text
+                    .get(part.clone())
+                    .is_some_and(|v| !validate::placeholder(v)))
             && r.checks
                 .iter()
                 .all(|c| validate::passes(*c, text, m.clone(), part.clone()));

@@ -18,7 +18,7 @@ pub(crate) fn passes(check: Check, text: &str, m: Range<usize>, part: Range<usiz
         Check::AssignedSecret => assigned_secret(v),
         Check::Email => email(v) && !in_url(text, m.start),
         Check::Phone => phone(text, m),
-        Check::Luhn => luhn(v),
+        Check::Luhn => luhn(v) && !in_number(text, m),
         Check::Iban => iban(v),
         Check::PublicIpv4 => public_ipv4(text, m),
         Check::PublicIpv6 => public_ipv6(v),
@@ -57,8 +57,9 @@ fn mixed(s: &str) -> bool {
         && s.bytes().any(|b| b.is_ascii_uppercase())
 }
 
-/// A value written in place of a secret: a variable, a template, a mask, a well-known word.
-fn placeholder(v: &str) -> bool {
+/// A value written in place of a secret: a variable, a template, a mask, a well-known word,
+/// a run of the alphabet or of digits. Every secret rule checks it.
+pub(crate) fn placeholder(v: &str) -> bool {
     let l = v.to_ascii_lowercase();
     let words = [
         "changeme",
@@ -78,6 +79,9 @@ fn placeholder(v: &str) -> bool {
         "$(",
         "{{",
         "%(",
+        "abcd",
+        "1234",
+        "0123",
     ];
     v.starts_with('$')
         || words.iter().any(|w| l.contains(w))
@@ -142,6 +146,17 @@ fn email(v: &str) -> bool {
         && !machine.contains(&local.as_str())
         && !local.ends_with("noreply")
         && !local.starts_with('.')
+}
+
+/// Digits that continue a decimal number (`0.6511772622175621`) or a longer digit run.
+fn in_number(text: &str, m: Range<usize>) -> bool {
+    let b = text.as_bytes();
+    let at = |i: Option<usize>| i.and_then(|i| b.get(i)).copied();
+    let before = at(m.start.checked_sub(1));
+    let after = at(Some(m.end));
+    before.is_some_and(|c| c == b'.' || c == b',' || c.is_ascii_digit())
+        || (matches!(after, Some(b'.' | b','))
+            && at(Some(m.end + 1)).is_some_and(|c| c.is_ascii_digit()))
 }
 
 /// An `a:b@host` in a URL is credentials, not an address.
@@ -228,12 +243,21 @@ fn public_ipv4(text: &str, m: Range<usize>) -> bool {
     if before_l.ends_with('v') || before_l.contains("version") || before_l.contains("ver ") {
         return false;
     }
+    // `Python-3.4.2.4`: one-digit parts glued to a name are a version.
+    let o = ip.octets();
+    if o.iter().all(|x| *x < 10)
+        && m.start
+            .checked_sub(1)
+            .and_then(|i| b.get(i))
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_')
+    {
+        return false;
+    }
     if (dotted(m.start.checked_sub(1)) && digit(m.start.checked_sub(2)))
         || (dotted(Some(m.end)) && digit(Some(m.end + 1)))
     {
         return false;
     }
-    let o = ip.octets();
     let shared = o[0] == 100 && (64..128).contains(&o[1]);
     let docs = matches!(
         (o[0], o[1], o[2]),
