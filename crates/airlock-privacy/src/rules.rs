@@ -124,7 +124,13 @@ pub(crate) fn syntax() -> syntax::Config {
 pub(crate) fn compile(patterns: &[&str]) -> Result<Regex, String> {
     Regex::builder()
         .syntax(syntax())
-        .configure(Regex::config().utf8_empty(false))
+        .configure(
+            Regex::config()
+                .utf8_empty(false)
+                // Several shape patterns in one lazy DFA have many states: a small cache makes
+                // it give up and fall back to a slow engine.
+                .hybrid_cache_capacity(32 << 20),
+        )
         .build_many(patterns)
         .map_err(|e| e.to_string())
 }

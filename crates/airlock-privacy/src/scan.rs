@@ -200,19 +200,19 @@ impl Scanner {
         for (i, start, end) in merged {
             let r = &self.rules[i];
             let input = Input::new(text).range(start..end);
-            match r.group {
-                Some(g) => {
-                    for caps in r.regex.captures_iter(input) {
-                        let (Some(m), Some(part)) = (caps.get_match(), caps.get_group(g)) else {
-                            continue;
-                        };
-                        self.accept(i, text, m.range(), part.range(), found);
+            // The match first (a DFA), the group only inside it (captures are the slow part).
+            for m in r.regex.find_iter(input) {
+                let part = match r.group {
+                    None => Some(m.range()),
+                    Some(g) => {
+                        let mut caps = r.regex.create_captures();
+                        let at = Input::new(text).range(m.range()).anchored(Anchored::Yes);
+                        r.regex.search_captures(&at, &mut caps);
+                        caps.get_group(g).map(|s| s.range())
                     }
-                }
-                None => {
-                    for m in r.regex.find_iter(input) {
-                        self.accept(i, text, m.range(), m.range(), found);
-                    }
+                };
+                if let Some(part) = part {
+                    self.accept(i, text, m.range(), part, found);
                 }
             }
         }
