@@ -122,14 +122,25 @@ pub(crate) fn syntax() -> syntax::Config {
 }
 
 pub(crate) fn compile(patterns: &[&str]) -> Result<Regex, String> {
+    build(patterns, true)
+}
+
+/// The shape rules together: no literal prefilter (what the engine would pick from classes
+/// like `[A-Z]{2}` matches everywhere and costs more than the lazy DFA it gates).
+pub(crate) fn compile_shapes(patterns: &[&str]) -> Result<Regex, String> {
+    build(patterns, false)
+}
+
+fn build(patterns: &[&str], prefilter: bool) -> Result<Regex, String> {
     Regex::builder()
         .syntax(syntax())
         .configure(
             Regex::config()
                 .utf8_empty(false)
+                .auto_prefilter(prefilter)
                 // Several shape patterns in one lazy DFA have many states: a small cache makes
-                // it give up and fall back to a slow engine.
-                .hybrid_cache_capacity(32 << 20),
+                // it give up and fall back to a slower engine.
+                .hybrid_cache_capacity(8 << 20),
         )
         .build_many(patterns)
         .map_err(|e| e.to_string())

@@ -104,7 +104,7 @@ impl Scanner {
         let shapes = if shape_patterns.is_empty() {
             None
         } else {
-            Some(rules::compile(&shape_patterns).map_err(err)?)
+            Some(rules::compile_shapes(&shape_patterns).map_err(err)?)
         };
         let ids = rules.iter().map(|r| Arc::from(r.id.as_str())).collect();
         Ok(Scanner {
