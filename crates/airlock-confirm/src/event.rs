@@ -105,6 +105,19 @@ pub enum Event {
         origin: Origin,
         texts: Vec<(String, String)>,
     },
+    /// The privacy filter's findings in a request bound for a remote model: per value its rule,
+    /// its kind (`secret` or `personal`) and a salted hash (the salt never leaves the process,
+    /// so a short value cannot be guessed from the ledger); never the value.
+    Privacy {
+        origin: Origin,
+        /// Where the request was going (`proxy`, `mcp:<server>:sampling`).
+        surface: String,
+        /// (rule id, kind, salted SHA-256) per value.
+        findings: Vec<(String, String, String)>,
+        /// `placeholder` or `refuse`.
+        handling: String,
+        refused: bool,
+    },
     /// A tool call refused before the policy saw it: its arguments were unusable.
     Refusal {
         origin: Origin,
@@ -165,9 +178,10 @@ impl Event {
 
     pub fn kind(&self) -> EventKind {
         match self {
-            Event::Scan { .. } | Event::InboundText { .. } | Event::CleanTexts { .. } => {
-                EventKind::Scan
-            }
+            Event::Scan { .. }
+            | Event::InboundText { .. }
+            | Event::CleanTexts { .. }
+            | Event::Privacy { .. } => EventKind::Scan,
             Event::Refusal { .. } => EventKind::Refusal,
             Event::BudgetRefusal { .. } => EventKind::BudgetRefusal,
             Event::PinApproval { .. } => EventKind::PinApproval,
@@ -222,6 +236,22 @@ impl Event {
                     json!({ "scanned": scanned, "handling": "forward" }),
                 )
             }
+            Event::Privacy {
+                surface,
+                findings,
+                handling,
+                ..
+            } => (
+                "airlock.privacy".to_string(),
+                json!({
+                    "surface": surface,
+                    "handling": handling,
+                    "found": findings
+                        .iter()
+                        .map(|(rule, kind, hash)| json!({"rule": rule, "kind": kind, "salted_sha256": hash}))
+                        .collect::<Vec<_>>(),
+                }),
+            ),
             Event::Refusal {
                 tool, arguments, ..
             } => (
@@ -305,6 +335,40 @@ impl Event {
                 )
             }
             Event::CleanTexts { .. } => Assessment::allow(),
+            Event::Privacy {
+                surface,
+                findings,
+                handling,
+                refused,
+                ..
+            } => {
+                let secret = findings.iter().any(|(_, k, _)| k == "secret");
+                let (code, tier, severity) = if secret {
+                    (ReasonCode::PrivacySecret, Tier::High, Severity::High)
+                } else {
+                    (ReasonCode::PrivacyPersonal, Tier::Medium, Severity::Medium)
+                };
+                let decision = if *refused {
+                    Decision::Deny
+                } else {
+                    Decision::Allow
+                };
+                let mut rules: Vec<&str> = findings.iter().map(|(r, _, _)| r.as_str()).collect();
+                rules.sort_unstable();
+                rules.dedup();
+                one(
+                    format!("privacy.{handling}"),
+                    code,
+                    decision,
+                    tier,
+                    severity,
+                    format!(
+                        "{} value(s) bound for {surface} ({}): {handling}",
+                        findings.len(),
+                        rules.join(", ")
+                    ),
+                )
+            }
             Event::Refusal { what, reason, .. } => one(
                 format!("proxy.{}", what.to_ascii_lowercase()),
                 ReasonCode::MalformedInput,
@@ -351,6 +415,7 @@ impl Event {
             Event::Scan { origin, .. }
             | Event::InboundText { origin, .. }
             | Event::CleanTexts { origin, .. }
+            | Event::Privacy { origin, .. }
             | Event::Refusal { origin, .. }
             | Event::BudgetRefusal { origin, .. } => {
                 (origin.agent.clone(), origin.session.clone(), vec![], None)
@@ -387,6 +452,7 @@ impl Event {
             } => format!("scan:{}", scan_handling(verdict, handling)),
             Event::InboundText { handling, .. } => format!("scan:{handling}"),
             Event::CleanTexts { .. } => "scan:clean".into(),
+            Event::Privacy { handling, .. } => format!("privacy:{handling}"),
             Event::Refusal { .. } => "tool-call-arguments".into(),
             Event::BudgetRefusal { .. } => "budget".into(),
             Event::PinApproval { .. } => "mcp-pin-approval".into(),

@@ -92,6 +92,13 @@ reason_codes! {
     TextCrisis = "TEXT_CRISIS": "the person may be in crisis: answer with the configured crisis response",
     /// Invisible characters or hidden markup in text the model will read.
     HiddenText = "HIDDEN_TEXT": "the text hides content from people (invisible characters, tag characters, hidden markup)",
+    // -- text leaving for a remote model (airlock-privacy) -------------------------------------
+    /// A request to a remote model carried a secret (replaced by a placeholder, or refused).
+    PrivacySecret = "PRIVACY_SECRET": "text bound for a remote model carries a secret (a key, token, private key or password)",
+    /// A request to a remote model carried personal data (replaced for the request, restored in the answer).
+    PrivacyPersonal = "PRIVACY_PERSONAL": "text bound for a remote model carries personal data (an e-mail address, phone, card or account number, national id, IP address)",
+    /// A tool call's arguments carry an inline secret to a network destination.
+    SecretToNetwork = "SECRET_TO_NETWORK": "a tool call sends what looks like an inline secret (a key, token or private key) to a network destination",
 
     // -- policy ----------------------------------------------------------------------------------
     /// A rule of a policy file decided.

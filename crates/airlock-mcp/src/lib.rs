@@ -21,6 +21,7 @@ pub mod http;
 pub mod methods;
 pub mod names;
 pub mod notify;
+mod privacy;
 pub mod relay;
 pub mod scan;
 pub mod sdk;

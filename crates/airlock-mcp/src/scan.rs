@@ -424,9 +424,38 @@ async fn rule_request<D: Decider>(core: &Core<D>, ask: Ask, params: &mut Value) 
             reason: sdk::INVALID_MESSAGE,
         };
     }
+    // Secrets never reach the client's model (`privacy.rs`).
+    let mut scrubbed = false;
+    if ask == Ask::Sampling {
+        match super::privacy::scrub_secrets(params) {
+            Ok(rules) if !rules.is_empty() => {
+                eprintln!(
+                    "airlock mcp [{}]: replaced secrets in a sampling request ({})",
+                    gw.server,
+                    rules.join(", ")
+                );
+                scrubbed = true;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Ruled::Refused {
+                    code: frame::INTERNAL_ERROR,
+                    message: format!(
+                        "airlock could not check this sampling request for secrets (MCP_SCAN_UNAVAILABLE): {e}"
+                    ),
+                    reason: "MCP_SCAN_UNAVAILABLE",
+                };
+            }
+        }
+    }
+    let unchanged = if scrubbed {
+        Ruled::Annotated
+    } else {
+        Ruled::Pass
+    };
     let text = request_text(ask, params);
     if text.is_empty() {
-        return Ruled::Pass;
+        return unchanged;
     }
     let mode = gw.config.injection_for(&gw.server);
     let call = ScanCall {
@@ -457,7 +486,7 @@ async fn rule_request<D: Decider>(core: &Core<D>, ask: Ask, params: &mut Value) 
         }
     };
     if !flagged(scanned.verdict) {
-        return Ruled::Pass;
+        return unchanged;
     }
     let categories = if scanned.categories.is_empty() {
         "injection".to_string()

@@ -742,6 +742,21 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
     c.server_sends(&sampling("s2", "Summarise: two bugs fixed."))
         .await;
     assert_eq!(c.recv().await, sampling("s2", "Summarise: two bugs fixed."));
+    // A secret in a sampling request never reaches the client's model. (The line the test
+    // asks the server to send spells the key with a JSON escape: the client's own call
+    // carrying it inline would be held for sending a secret to the server.)
+    let line = sampling("s3", "Deploy with AKIAQYLPMN5HHHFPZAM2 now.")
+        .to_string()
+        .replace("AKIA", "\\u0041KIA");
+    c.next += 1;
+    let m = json!({"jsonrpc": "2.0", "id": c.next, "method": "tools/call", "params": {"name": "raw", "arguments": {"line": line}}});
+    c.send_raw(m.to_string().as_bytes()).await;
+    let m = c.recv().await;
+    assert_eq!(
+        m,
+        sampling("s3", "Deploy with [SECRET:aws_access_key#1] now."),
+        "{m}"
+    );
     // An elicitation's message gets the warning in front.
     c.server_sends(&elicitation("e1", INJECTION)).await;
     let m = c.recv().await;
@@ -814,14 +829,15 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
     assert_eq!(denied_code(&a), "MCP_REQUEST_INJECTION", "{a}");
     assert!(!a.to_string().contains("id_rsa"), "{a}");
     c.close().await;
-    // Each verdict is a receipt: four requests annotated or passed (three flagged), then three
-    // blocked; refused messages were never scanned.
+    // Each verdict is a receipt: five requests annotated or passed (three flagged; the one
+    // whose secret was replaced is clean), then three blocked; refused messages were never
+    // scanned.
     let receipts = s.receipts().await;
     let scans: Vec<&Value> = receipts
         .iter()
         .filter(|r| r["tool"] == "airlock.scan")
         .collect();
-    assert_eq!(scans.len(), 7, "{scans:?}");
+    assert_eq!(scans.len(), 8, "{scans:?}");
     assert_eq!(
         scans.iter().filter(|r| r["decision"] == "deny").count(),
         3,

@@ -158,6 +158,27 @@ impl Policy {
                 .with_remediation("Check the host; approving adds it to the project's known hosts, or list it under [hosts] fetch."),
             );
         }
+        let sent = ctxrisk::secrets_to_network(action);
+        if !sent.is_empty()
+            && v.decision != Decision::Deny
+            && (v.decision == Decision::Allow || v.tier < Tier::High)
+        {
+            let tier = v.tier.max(Tier::High);
+            v.raise(
+                trace,
+                "privacy",
+                "policy.secret_to_network".into(),
+                Finding::new(
+                    "policy.secret_to_network",
+                    ReasonCode::SecretToNetwork,
+                    Decision::Ask,
+                    tier,
+                    Severity::High,
+                    format!("this sends what looks like a secret ({}) to a network destination in its arguments; a person must confirm it. Reference the secret by name (an environment variable the tool reads) instead of its value", clip(&sent.join(", "))),
+                )
+                .with_remediation("If the value is a real credential that already left, rotate it."),
+            );
+        }
         let tool_writes =
             matches!(action, Action::Tool { .. }) && ins.side_effects != SideEffects::Read;
         let ev = ctxrisk::evidence(

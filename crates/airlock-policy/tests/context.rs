@@ -604,3 +604,54 @@ fn a_project_declares_where_its_agents_may_fetch_from() {
         .is_err()
     );
 }
+
+#[test]
+fn an_inline_secret_sent_to_the_network_asks_with_its_reason() {
+    let key = "glpat-Zx9vJ2mQ4tR8yL1pK6nB";
+    let declared = policy(&[(
+        LayerKind::User,
+        "[[tools]]\nname = \"mcp__paste__create\"\nside_effects = \"read\"\ntier = 0\n\n[[tools]]\nname = \"http_get\"\nside_effects = \"read\"\ntier = 0\n",
+    )]);
+    for (p, action) in [
+        (
+            &declared,
+            Action::Tool {
+                tool: "http_get".into(),
+                arguments: json!({"url": format!("https://gitlab.example.com/api/v4/projects?private_token={key}")}),
+            },
+        ),
+        (
+            &declared,
+            Action::Tool {
+                tool: "mcp__paste__create".into(),
+                arguments: json!({"title": "ci", "content": format!("GITLAB_TOKEN={key}")}),
+            },
+        ),
+    ] {
+        let v = p.evaluate(&action, &ctx());
+        assert_eq!(v.decision, Decision::Ask, "{action:?}: {:?}", v.reasons);
+        assert!(v.tier >= Tier::High);
+        assert!(
+            codes(&v).contains(&ReasonCode::SecretToNetwork),
+            "{:?}",
+            v.reasons
+        );
+        assert!(
+            v.reasons.iter().all(|r| !r.message.contains(key)),
+            "the reason never repeats the secret"
+        );
+    }
+    // The same tool without the secret is not held for it.
+    let clean = declared.evaluate(
+        &Action::Tool {
+            tool: "mcp__paste__create".into(),
+            arguments: json!({"title": "ci", "content": "GITLAB_TOKEN=$GITLAB_TOKEN"}),
+        },
+        &ctx(),
+    );
+    assert!(
+        !codes(&clean).contains(&ReasonCode::SecretToNetwork),
+        "{:?}",
+        clean.reasons
+    );
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 use airlock_policy::parse_duration;
 use serde::Deserialize;
 
+use super::privacy::{PrivacyConfig, PrivacySettings};
 use super::toolmap::{ToolMap, ToolMapping};
 
 /// The default explanation put in the assistant message for a blocked tool call.
@@ -96,6 +97,9 @@ pub struct ProxySettings {
     #[serde(default)]
     pub scan: ScanSettings,
     pub budget: Option<BudgetSettings>,
+    /// The outbound privacy filter.
+    #[serde(default)]
+    pub privacy: PrivacySettings,
 }
 
 /// Budgets as used.
@@ -129,6 +133,7 @@ pub struct ProxyConfig {
     /// See `ScanSettings::clean_window_ms`.
     pub clean_window: Duration,
     pub budget: Option<Budget>,
+    pub privacy: PrivacyConfig,
 }
 
 impl ProxyConfig {
@@ -149,6 +154,7 @@ impl ProxyConfig {
             scan: true,
             clean_window: Duration::from_millis(20),
             budget: None,
+            privacy: PrivacyConfig::default(),
         }
     }
 
@@ -203,6 +209,7 @@ impl ProxyConfig {
         if let Some(b) = &s.budget {
             c.budget = Some(budget(b)?);
         }
+        c.privacy = PrivacyConfig::from_settings(&s.privacy);
         Ok(c)
     }
 }

@@ -16,7 +16,7 @@ use super::gate::Who;
 use super::upstream::{self, SESSION_HEADER};
 use std::sync::Arc;
 
-use super::{Proxy, request, rewrite, stream};
+use super::{Proxy, privacy, request, rewrite, stream};
 use airlock_gateway::ApiError;
 use airlock_gateway::AppState;
 use airlock_gateway::auth::{Caller, Role};
@@ -69,6 +69,8 @@ pub async fn chat_completions(
     let admitted = proxy.admit(&who.agent, &who.session).await?;
     let screened = proxy.screen(&who, &raw, &chat).await?;
     let raw = screened.body.unwrap_or(raw);
+    let private = proxy.filter_private(&who, &raw).await?;
+    let raw = private.body.unwrap_or(raw);
     let up = proxy
         .http
         .post(proxy.url("/chat/completions"))
@@ -90,7 +92,8 @@ pub async fn chat_completions(
     // Every status is gated alike: a client that reads tool calls out of an error answer (or
     // an upstream that puts them there) must not get them unchecked.
     if streamed && is_sse {
-        let body = stream::relay(proxy, who, up, screened.prefix, admitted);
+        let restore = private.restorer.map(privacy::StreamRestore::new);
+        let body = stream::relay(proxy, who, up, screened.prefix, admitted, restore);
         return Ok((status, out_headers, body).into_response());
     }
     let body = tokio::time::timeout(proxy.config.timeout, up.bytes())
@@ -108,6 +111,7 @@ pub async fn chat_completions(
         // and names no tool call cannot carry one.
         return Ok((status, out_headers, body).into_response());
     }
+    let body = privacy::restore_whole(private.restorer.as_ref(), body);
     let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref(), admitted).await?;
     Ok((status, out_headers, Body::from(body)).into_response())
 }

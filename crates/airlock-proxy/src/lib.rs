@@ -23,6 +23,7 @@ mod gate;
 mod handler;
 mod inbound;
 mod object;
+pub mod privacy;
 pub mod record;
 pub mod request;
 pub mod rewrite;
@@ -52,6 +53,8 @@ pub struct Proxy {
     pub(crate) receipts_failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Where clean inbound verdicts wait to be recorded together.
     pub(crate) clean: clean::CleanLog,
+    /// The outbound privacy filter (`None`: turned off).
+    pub(crate) privacy: Option<Arc<privacy::Filter>>,
 }
 
 impl std::fmt::Debug for Proxy {
@@ -65,6 +68,7 @@ impl std::fmt::Debug for Proxy {
 impl Proxy {
     pub fn new(broker: Broker, config: ProxyConfig) -> Result<Proxy, String> {
         let http = upstream::client(&config)?;
+        let privacy = privacy::Filter::new(&config.privacy)?.map(Arc::new);
         let receipts_failed: Arc<std::sync::atomic::AtomicU64> = Default::default();
         let clean =
             clean::CleanLog::new(broker.clone(), config.clean_window, receipts_failed.clone());
@@ -74,6 +78,7 @@ impl Proxy {
             http,
             receipts_failed,
             clean,
+            privacy,
         })
     }
 

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use super::Proxy;
 use super::budget::Admitted;
 use super::gate::{Call, CallVerdict, Who};
+use super::privacy::{StreamRestore, restore_arguments};
 use super::rewrite::explain;
 use super::sse::{Splitter, data_event};
 
@@ -34,6 +35,7 @@ pub fn relay(
     up: reqwest::Response,
     prefix: Option<String>,
     admitted: Option<Admitted>,
+    privacy: Option<StreamRestore>,
 ) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
@@ -47,6 +49,7 @@ pub fn relay(
             done: false,
             prefix,
             admitted,
+            privacy,
         };
         r.run(up).await;
     });
@@ -83,6 +86,8 @@ struct Relay {
     prefix: Option<String>,
     /// The budget period the request counts in (usage chunks are charged to it).
     admitted: Option<Admitted>,
+    /// Puts the request's personal data back into the answer (`privacy.rs`).
+    privacy: Option<StreamRestore>,
 }
 
 impl Relay {
@@ -110,6 +115,7 @@ impl Relay {
             self.event(ev.raw, ev.data).await;
         }
         if !self.done {
+            self.flush_private().await;
             self.flush_all().await;
             self.send(data_event("[DONE]")).await;
         }
@@ -129,6 +135,7 @@ impl Relay {
             return self.send(raw).await;
         };
         if data.trim() == "[DONE]" {
+            self.flush_private().await;
             self.flush_all().await;
             self.done = true;
             return self.send(raw).await;
@@ -157,7 +164,7 @@ impl Relay {
             );
             self.send(c).await;
         }
-        let mut changed = false;
+        let mut changed = self.privacy.as_mut().is_some_and(|p| p.chunk(&mut chunk));
         let mut finishing = Vec::new();
         if let Some(Value::Array(choices)) = chunk.get_mut("choices") {
             for (pos, choice) in choices.iter_mut().enumerate() {
@@ -217,6 +224,10 @@ impl Relay {
             // so their decisions start now, while the model keeps streaming.
             for (_, done) in calls.range_mut(..i) {
                 if done.decision.is_none() {
+                    restore_arguments(
+                        self.privacy.as_ref().map(StreamRestore::restorer),
+                        &mut done.arguments,
+                    );
                     let proxy = self.proxy.clone();
                     let who = self.who.clone();
                     let call = Call {
@@ -261,6 +272,15 @@ impl Relay {
         }
     }
 
+    /// Text held back for a placeholder cut at the end of the stream, sent as it is.
+    async fn flush_private(&mut self) {
+        let rest = self.privacy.as_mut().map(StreamRestore::rest);
+        for (idx, text) in rest.unwrap_or_default() {
+            let c = self.chunk(idx, json!({ "content": text }), Value::Null);
+            self.send(c).await;
+        }
+    }
+
     async fn flush_all(&mut self) {
         let open: Vec<u64> = self.pending.keys().copied().collect();
         for idx in open {
@@ -275,6 +295,12 @@ impl Relay {
             return;
         };
         let mut bufs: Vec<(u64, CallBuf)> = bufs.into_iter().collect();
+        for (_, b) in bufs.iter_mut().filter(|(_, b)| b.decision.is_none()) {
+            restore_arguments(
+                self.privacy.as_ref().map(StreamRestore::restorer),
+                &mut b.arguments,
+            );
+        }
         let started: Vec<_> = bufs.iter_mut().map(|(_, b)| b.decision.take()).collect();
         let verdicts = self.decide_with_keepalive(&bufs, started).await;
         let mut allowed = Vec::new();

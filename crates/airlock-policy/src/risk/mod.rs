@@ -8,6 +8,7 @@
 mod behaviour;
 mod hosts;
 mod production;
+mod secrets;
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ use crate::tiers::Settings;
 pub use behaviour::{behaviours, evidence};
 pub use hosts::{unknown_upload_hosts, unlisted_fetch_host};
 pub use production::{looks_read_only, production_reason};
+pub use secrets::secrets_to_network;
 
 /// One part of the risk score.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

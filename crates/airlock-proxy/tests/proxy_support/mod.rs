@@ -326,6 +326,11 @@ pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Ha
 }
 
 impl Harness {
+    /// The directory holding the ledger's files.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub fn u(&self, path: &str) -> String {
         format!("{}{path}", self.url)
     }
