@@ -21,6 +21,7 @@ pub mod http;
 pub mod methods;
 pub mod names;
 pub mod notify;
+pub mod output;
 pub mod relay;
 pub mod scan;
 pub mod sdk;
@@ -29,6 +30,8 @@ pub mod tools;
 
 pub use config::{InjectionMode, McpConfig, ServerConfig};
 pub use core::{Core, Gateway, denied_result};
-pub use gate::{BrokerDecider, Call, CallRuling, Decider, ScanCall, Scanned};
+pub use gate::{
+    BrokerDecider, Call, CallRuling, Decider, OutputCall, OutputRuling, ScanCall, Scanned,
+};
 pub use relay::relay;
 pub use strict::parse as parse_strict;
