@@ -127,4 +127,15 @@ mod tests {
         assert_eq!(d.detect(&long), Some("en"));
         assert_eq!(d.detect("\u{0}\u{feff}🙂"), None);
     }
+
+    proptest::proptest! {
+        /// Any text gets an answer among the languages given, or none; never a panic.
+        #[test]
+        fn any_text_is_one_of_the_languages_or_none(text in "\\PC{0,400}") {
+            let d = crate::CrisisResponse::builtin().unwrap().detector();
+            if let Some(l) = d.detect(&text) {
+                proptest::prop_assert!(["en", "es", "de", "fr", "pt", "it"].contains(&l));
+            }
+        }
+    }
 }

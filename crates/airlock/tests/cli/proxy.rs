@@ -253,10 +253,11 @@ fn start_lines(dir: &Path, args: &[&str]) -> (Child, Vec<String>) {
     let mut seen = Vec::new();
     while let Some(Ok(line)) = lines.next() {
         let route = line.contains("crisis route");
+        // Without a trusted model the warning follows at once; with one nothing more comes.
+        let warned = line.contains("the agent's own model");
         seen.push(line);
         if route {
-            // the warning, if any, follows at once
-            if let Some(Ok(next)) = lines.next() {
+            if warned && let Some(Ok(next)) = lines.next() {
                 seen.push(next);
             }
             break;
