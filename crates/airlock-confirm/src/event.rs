@@ -142,6 +142,18 @@ pub enum Event {
         approved_sha256: String,
         previous_sha256: String,
     },
+    /// A tool's output as airlock saw it (an MCP result, a proxied tool message), by its
+    /// SHA-256, with the drift from its declared output schema when there is one.
+    ToolOutput {
+        origin: Origin,
+        /// The tool as the policy names it (`mcp__<server>__<tool>`, a proxied function).
+        tool: String,
+        output_sha256: String,
+        /// Whether the policy declares an output schema for the tool.
+        declared: bool,
+        /// `Policy::check_output`'s finding (deny: withheld; allow: passed flagged).
+        drift: Option<Finding>,
+    },
     /// A grant's life cycle, caused by `person`.
     Grant {
         person: String,
@@ -186,6 +198,7 @@ impl Event {
             Event::BudgetRefusal { .. } => EventKind::BudgetRefusal,
             Event::PinApproval { .. } => EventKind::PinApproval,
             Event::Grant { .. } => EventKind::Grant,
+            Event::ToolOutput { .. } => EventKind::ToolOutput,
         }
     }
 
@@ -284,6 +297,23 @@ impl Event {
             } => (
                 format!("airlock.grant.{}", change.as_str()),
                 details.clone(),
+            ),
+            Event::ToolOutput {
+                tool,
+                output_sha256,
+                declared,
+                drift,
+                ..
+            } => (
+                tool.clone(),
+                json!({
+                    "output_sha256": output_sha256,
+                    "output_schema": match (declared, drift) {
+                        (false, _) => "undeclared",
+                        (true, None) => "match",
+                        (true, Some(_)) => "drift",
+                    },
+                }),
             ),
         };
         Action::Tool { tool, arguments }
@@ -406,6 +436,10 @@ impl Event {
                 Severity::Info,
                 format!("grant {} by {person}", change.as_str()),
             ),
+            Event::ToolOutput { drift: None, .. } => Assessment::allow(),
+            Event::ToolOutput { drift: Some(f), .. } => {
+                Assessment::from_findings(vec![f.clone()], f.decision)
+            }
         }
     }
 
@@ -417,7 +451,8 @@ impl Event {
             | Event::CleanTexts { origin, .. }
             | Event::Privacy { origin, .. }
             | Event::Refusal { origin, .. }
-            | Event::BudgetRefusal { origin, .. } => {
+            | Event::BudgetRefusal { origin, .. }
+            | Event::ToolOutput { origin, .. } => {
                 (origin.agent.clone(), origin.session.clone(), vec![], None)
             }
             Event::PinApproval { person, .. } => (
@@ -440,7 +475,10 @@ impl Event {
             policy_sha256: event_policy(self.rule_set()),
             grant,
             approvers,
-            output_sha256: None,
+            output_sha256: match self {
+                Event::ToolOutput { output_sha256, .. } => Some(output_sha256.clone()),
+                _ => None,
+            },
         }
     }
 
@@ -457,6 +495,11 @@ impl Event {
             Event::BudgetRefusal { .. } => "budget".into(),
             Event::PinApproval { .. } => "mcp-pin-approval".into(),
             Event::Grant { .. } => "grant-event".into(),
+            Event::ToolOutput { drift, .. } => match drift.as_ref().map(|f| f.decision) {
+                Some(Decision::Deny) => "output-contract:deny".into(),
+                Some(_) => "output-contract:flag".into(),
+                None => "output-contract".into(),
+            },
         }
     }
 }
@@ -578,5 +621,40 @@ mod tests {
         assert_eq!(grant.tool.as_deref(), Some("airlock.grant.revoke"));
         assert_eq!(grant.session, GRANT_SESSION);
         assert_eq!(grant.grant.as_deref(), Some("g-1"));
+    }
+
+    #[test]
+    fn a_tool_output_receipt_carries_its_hash_and_drift() {
+        let sha = sha256_hex(b"{}");
+        let clean = Event::ToolOutput {
+            origin: origin(),
+            tool: "mcp__w__now".into(),
+            output_sha256: sha.clone(),
+            declared: false,
+            drift: None,
+        };
+        let r = event_request(&clean).unwrap().receipt;
+        assert_eq!(r.event, Some(EventKind::ToolOutput));
+        assert_eq!(r.output_sha256.as_deref(), Some(sha.as_str()));
+        assert_eq!(r.decision, Decision::Allow);
+        let drift = Finding::new(
+            "policy.output_schema_drift",
+            ReasonCode::OutputSchemaDrift,
+            Decision::Deny,
+            Tier::High,
+            Severity::High,
+            "drift",
+        );
+        let denied = Event::ToolOutput {
+            origin: origin(),
+            tool: "mcp__w__now".into(),
+            output_sha256: sha.clone(),
+            declared: true,
+            drift: Some(drift),
+        };
+        let r = event_request(&denied).unwrap().receipt;
+        assert_eq!(r.decision, Decision::Deny);
+        assert_eq!(r.reasons[0].code, "OUTPUT_SCHEMA_DRIFT");
+        assert_eq!(r.output_sha256.as_deref(), Some(sha.as_str()));
     }
 }

@@ -22,6 +22,7 @@ pub mod llm;
 mod metrics;
 mod model;
 mod notify;
+pub mod output;
 pub mod pins;
 pub mod precedent;
 pub mod receipt;
@@ -46,6 +47,7 @@ pub use model::{
     Outcome, Principal, Role, Status, Submission,
 };
 pub use notify::CHANNEL as NOTIFY_CHANNEL;
+pub use output::OutputChecked;
 pub use pins::{PinApprovalError, PinApproved, approve_pin};
 pub use receipt::RecordContext;
 pub use ruling::Ruling;

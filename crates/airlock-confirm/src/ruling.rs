@@ -95,8 +95,19 @@ impl Broker {
     /// Submits `s` and, for an ask, waits until it is decided or `limit` passes (never past
     /// the approval's deadline and a little slack). Never fails: every failure is a denial.
     pub async fn decide_and_wait(&self, s: Submission, limit: Duration) -> Ruling {
+        self.decide_and_wait_with(s, limit, false).await
+    }
+
+    /// As [`Broker::decide_and_wait`], in the policy's crisis mode when `crisis` (see
+    /// [`Broker::submit_with`]).
+    pub async fn decide_and_wait_with(
+        &self,
+        s: Submission,
+        limit: Duration,
+        crisis: bool,
+    ) -> Ruling {
         let end = Instant::now() + limit;
-        let mut o = match self.submit(s).await {
+        let mut o = match self.submit_with(s, crisis).await {
             Ok(o) => o,
             Err(e) => {
                 tracing::error!(error = %e, "the broker failed to decide a call");

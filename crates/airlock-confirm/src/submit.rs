@@ -30,6 +30,13 @@ const MAX_ID: usize = 200;
 impl Broker {
     /// Decides one action as every surface does; see the module documentation.
     pub async fn submit(&self, s: Submission) -> Result<Outcome, ConfirmError> {
+        self.submit_with(s, false).await
+    }
+
+    /// As [`Broker::submit`], for a person who may be in crisis when `crisis` (the surface
+    /// noticed it in this request): the policy's crisis mode applies, so its support tools are
+    /// never gated and its decision tools always need a person (seed 001).
+    pub async fn submit_with(&self, s: Submission, crisis: bool) -> Result<Outcome, ConfirmError> {
         inc(&self.inner.counters.submitted);
         check(&s)?;
         if let Some(r) = &s.request_id
@@ -63,6 +70,7 @@ impl Broker {
             cwd,
             recent_denials: streak,
             known_hosts,
+            crisis,
             ..Context::default()
         };
         let actor = Subject::new(s.agent.clone(), Some(s.session.clone()));

@@ -117,6 +117,9 @@ reason_codes! {
     ProfileViolation = "PROFILE_VIOLATION": "the action goes beyond the agent's or session's side-effect profile",
     /// The risk score reached the channel's threshold.
     RiskThreshold = "RISK_THRESHOLD": "the action's risk score reached the channel's threshold for asking a person",
+    /// The model's reply to a person in crisis gave method details; the person got the crisis
+    /// response instead.
+    CrisisReplyMethod = "CRISIS_REPLY_METHOD": "the model's reply to a person in crisis gave method details (doses, heights, means, steps); it was replaced by the crisis response",
     /// A support action in crisis mode: never gated.
     CrisisSupport = "CRISIS_SUPPORT": "a crisis support action (showing crisis resources), which is never gated",
     /// A decision action in crisis mode: always needs a person.

@@ -103,6 +103,9 @@ pub enum EventKind {
     PinApproval,
     /// A grant was created, confirmed or revoked, or a session's grants ended.
     Grant,
+    /// A tool's output as airlock saw it (its SHA-256 in `output_sha256`), checked against the
+    /// output schema its declaration pins.
+    ToolOutput,
 }
 
 impl EventKind {
@@ -113,6 +116,7 @@ impl EventKind {
             EventKind::BudgetRefusal => "budget_refusal",
             EventKind::PinApproval => "pin_approval",
             EventKind::Grant => "grant",
+            EventKind::ToolOutput => "tool_output",
         }
     }
 

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use airlock_confirm::{Broker, Submission};
-use airlock_core::Action;
+use airlock_core::{Action, Finding};
 use airlock_policy::Channel;
 use airlock_shield::{Direction, TextVerdict};
 
@@ -76,11 +76,33 @@ pub struct Scanned {
     pub score: f32,
 }
 
+/// One tool result to check against its declared output schema and record.
+#[derive(Debug, Clone)]
+pub struct OutputCall {
+    pub session: String,
+    /// The tool as the policy names it (`mcp__<server>__<tool>`).
+    pub tool: String,
+    /// What the declared schema is checked against (see `output::contract_value`).
+    pub output: serde_json::Value,
+    pub cwd: Option<String>,
+}
+
+/// The drift found in an [`OutputCall`], recorded: `None` when the output keeps its contract
+/// (or no schema is declared).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputRuling {
+    pub drift: Option<Finding>,
+}
+
 /// Decides tool calls, and scans and records what servers answer.
 pub trait Decider: Send + Sync + 'static {
     fn decide(&self, call: Call) -> impl Future<Output = CallRuling> + Send;
     /// The verdict on a server's text, once it is a receipt; an error when either failed.
     fn scan(&self, call: ScanCall) -> impl Future<Output = Result<Scanned, String>> + Send;
+    /// A tool result checked against its output contract, once it is a receipt (carrying the
+    /// output's SHA-256); an error when either failed.
+    fn output(&self, call: OutputCall)
+    -> impl Future<Output = Result<OutputRuling, String>> + Send;
 }
 
 /// Decides through an approval broker in this process.
@@ -136,6 +158,26 @@ impl Decider for BrokerDecider {
             verdict: r.verdict,
             categories: r.categories,
             score: r.score,
+        })
+    }
+
+    async fn output(&self, call: OutputCall) -> Result<OutputRuling, String> {
+        let origin = airlock_confirm::Origin {
+            agent: self.agent.clone(),
+            session: call.session,
+        };
+        let checked = self
+            .broker
+            .check_output(
+                origin,
+                &call.tool,
+                call.cwd.as_deref().map(std::path::Path::new),
+                &call.output,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(OutputRuling {
+            drift: checked.drift,
         })
     }
 }

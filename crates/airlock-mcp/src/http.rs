@@ -49,8 +49,9 @@ struct Proxy<D: Decider> {
 enum Expect {
     Pass,
     List(Value),
-    /// A `tools/call`, `resources/read` or `prompts/get` whose answer is scanned.
-    Scan(Value, scan::Kind),
+    /// A `tools/call` (of the named tool), `resources/read` or `prompts/get` whose answer is
+    /// checked and scanned.
+    Scan(Value, scan::Kind, Option<String>),
 }
 
 /// The proxy's routes: every path and method goes to `upstream`.
@@ -122,7 +123,7 @@ async fn handle<D: Decider>(
                 }
             };
             match rule(&p.core, &name, arguments).await {
-                Ok(()) => Expect::Scan(id.clone(), scan::Kind::Call),
+                Ok(()) => Expect::Scan(id.clone(), scan::Kind::Call, Some(name)),
                 Err((code, message)) => {
                     log(
                         &p.core.gw.server,
@@ -134,7 +135,7 @@ async fn handle<D: Decider>(
         }
         Message::Request { id, method, .. } if method == "tools/list" => Expect::List(id.clone()),
         Message::Request { id, method, .. } => match scan::Kind::of_method(method) {
-            Some(kind) => Expect::Scan(id.clone(), kind),
+            Some(kind) => Expect::Scan(id.clone(), kind, None),
             None => Expect::Pass,
         },
         _ => Expect::Pass,
@@ -177,7 +178,7 @@ async fn forward<D: Decider>(
         Ok(r) => r,
         Err(e) => {
             let id = match &expect {
-                Expect::List(id) | Expect::Scan(id, _) => id.clone(),
+                Expect::List(id) | Expect::Scan(id, ..) => id.clone(),
                 Expect::Pass => Value::Null,
             };
             let v = frame::error_response(
@@ -225,7 +226,7 @@ async fn forward<D: Decider>(
         Ok(b) => b,
         Err(why) => {
             let id = match &expect {
-                Expect::List(id) | Expect::Scan(id, _) => id.clone(),
+                Expect::List(id) | Expect::Scan(id, ..) => id.clone(),
                 Expect::Pass => Value::Null,
             };
             let v = frame::error_response(&id, -32603, &why, "MCP_UPSTREAM_INVALID");
@@ -270,8 +271,8 @@ async fn read_bounded(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, St
 async fn transform<D: Decider>(p: &Proxy<D>, expect: &Expect, msg: Value) -> Value {
     match expect {
         Expect::List(id) if msg.get("id") == Some(id) => p.core.filter_list(msg).await,
-        Expect::Scan(id, kind) if msg.get("id") == Some(id) => {
-            match scan::result(&p.core, *kind, msg.clone()).await {
+        Expect::Scan(id, kind, tool) if msg.get("id") == Some(id) => {
+            match scan::result(&p.core, *kind, tool.as_deref(), msg.clone()).await {
                 Some(changed) => changed,
                 None => msg,
             }
@@ -306,7 +307,9 @@ async fn event<D: Decider>(
         // Only the watched answer may change; every other event keeps its bytes.
         Ok(Message::Response { id, msg }) => match expect {
             Expect::List(want) if *want == id => Some(p.core.filter_list(msg).await),
-            Expect::Scan(want, kind) if *want == id => scan::result(&p.core, *kind, msg).await,
+            Expect::Scan(want, kind, tool) if *want == id => {
+                scan::result(&p.core, *kind, tool.as_deref(), msg).await
+            }
             _ => None,
         },
         Ok(Message::Request { id, method, .. }) if !methods::known(&method) => {

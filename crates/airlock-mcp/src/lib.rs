@@ -21,6 +21,7 @@ pub mod http;
 pub mod methods;
 pub mod names;
 pub mod notify;
+pub mod output;
 mod privacy;
 pub mod relay;
 pub mod scan;
@@ -30,6 +31,8 @@ pub mod tools;
 
 pub use config::{InjectionMode, McpConfig, ServerConfig};
 pub use core::{Core, Gateway, denied_result};
-pub use gate::{BrokerDecider, Call, CallRuling, Decider, ScanCall, Scanned};
+pub use gate::{
+    BrokerDecider, Call, CallRuling, Decider, OutputCall, OutputRuling, ScanCall, Scanned,
+};
 pub use relay::relay;
 pub use strict::parse as parse_strict;

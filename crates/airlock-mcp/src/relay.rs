@@ -36,8 +36,9 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// A request from the client the gateway waits to see answered.
 enum Pending {
     List,
-    /// A `tools/call`, `resources/read` or `prompts/get` whose answer is scanned.
-    Scan(scan::Kind),
+    /// A `tools/call` (of the named tool), `resources/read` or `prompts/get` whose answer is
+    /// checked and scanned.
+    Scan(scan::Kind, Option<String>),
     /// The gateway's own `tools/list`, sent when a call names a tool it has not seen listed.
     Own(oneshot::Sender<Value>),
 }
@@ -171,7 +172,7 @@ async fn pump_client<D: Decider>(s: Arc<Shared<D>>, input: impl AsyncRead + Unpi
                 if method == "tools/list" {
                     lock(&s.pending).insert(key(&id), Pending::List);
                 } else if let Some(kind) = scan::Kind::of_method(&method) {
-                    lock(&s.pending).insert(key(&id), Pending::Scan(kind));
+                    lock(&s.pending).insert(key(&id), Pending::Scan(kind, None));
                 }
                 let _ = s.send_server(line);
             }
@@ -310,14 +311,16 @@ async fn pump_server<D: Decider>(
                 let out = s.core.filter_list(msg).await;
                 let _ = s.to_client.send(encode(&out));
             }
-            Some(Pending::Scan(kind)) => match scan::result(&s.core, kind, msg).await {
-                Some(changed) => {
-                    let _ = s.to_client.send(encode(&changed));
+            Some(Pending::Scan(kind, tool)) => {
+                match scan::result(&s.core, kind, tool.as_deref(), msg).await {
+                    Some(changed) => {
+                        let _ = s.to_client.send(encode(&changed));
+                    }
+                    None => {
+                        let _ = s.to_client.send(line);
+                    }
                 }
-                None => {
-                    let _ = s.to_client.send(line);
-                }
-            },
+            }
         }
     }
 }
@@ -339,7 +342,7 @@ async fn gate_call<D: Decider>(s: Arc<Shared<D>>, id: Value, msg: Value, line: V
     let ruling = rule(&s, &name, arguments).await;
     match ruling {
         CallRuling::Allow => {
-            lock(&s.pending).insert(key(&id), Pending::Scan(scan::Kind::Call));
+            lock(&s.pending).insert(key(&id), Pending::Scan(scan::Kind::Call, Some(name)));
             let _ = s.send_server(line);
         }
         CallRuling::Deny { code, message } => {

@@ -12,6 +12,7 @@ use super::config::InjectionMode;
 use super::core::Core;
 use super::frame;
 use super::gate::{Decider, ScanCall, Scanned};
+use super::output::Checked;
 use super::sdk;
 
 /// Which request an answer belongs to: its text sits in different places.
@@ -156,10 +157,39 @@ pub(crate) fn flagged(v: TextVerdict) -> bool {
     )
 }
 
-/// The message to send instead of the answer `msg` to a request of `kind`, or `None` to pass
-/// it unchanged. The decider scans and records; if it cannot, the answer is withheld
-/// (`MCP_SCAN_UNAVAILABLE`): text nobody could look at does not reach the model.
-pub async fn result<D: Decider>(core: &Core<D>, kind: Kind, msg: Value) -> Option<Value> {
+/// The message to send instead of the answer `msg` to a request of `kind` (for a call, of
+/// `tool`), or `None` to pass it unchanged. A call's result is first checked against its
+/// output contract (`output.rs`). The decider scans and records; if it cannot, the answer is
+/// withheld (`MCP_SCAN_UNAVAILABLE`): text nobody could look at does not reach the model.
+pub async fn result<D: Decider>(
+    core: &Core<D>,
+    kind: Kind,
+    tool: Option<&str>,
+    msg: Value,
+) -> Option<Value> {
+    let valid = sdk::answer_result(kind, msg.get("result")?);
+    if let (Some(tool), Ok(())) = (tool, &valid)
+        && kind == Kind::Call
+        && msg["result"].get("resultType").and_then(Value::as_str) != Some("input_required")
+    {
+        match super::output::check(core, tool, msg).await {
+            Checked::Withheld(out) => return Some(out),
+            Checked::Flagged(out) => return Some(scanned_or(core, kind, out).await),
+            Checked::Pass(out) => return scan_answer(core, kind, out).await,
+        }
+    }
+    scan_answer(core, kind, msg).await
+}
+
+/// `msg` as scanned: changed by the scan, or as it is.
+async fn scanned_or<D: Decider>(core: &Core<D>, kind: Kind, msg: Value) -> Value {
+    match scan_answer(core, kind, msg.clone()).await {
+        Some(changed) => changed,
+        None => msg,
+    }
+}
+
+async fn scan_answer<D: Decider>(core: &Core<D>, kind: Kind, msg: Value) -> Option<Value> {
     let result = msg.get("result")?;
     if let Err(why) = sdk::answer_result(kind, result) {
         eprintln!(

@@ -62,6 +62,7 @@ pub fn import(settings: &Value, settings_dir: Option<&Path>) -> Result<Imported,
                         output_schema: None,
                         output_schema_file: None,
                         output_schema_sha256: None,
+                        output_drift: None,
                         message: None,
                     });
                 }

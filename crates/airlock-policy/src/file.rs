@@ -303,8 +303,23 @@ pub struct ToolSpec {
     pub output_schema_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema_sha256: Option<String>,
+    /// What an output that drifts from `output_schema` gets: withheld (`deny`, the default) or
+    /// passed with a warning the model reads (`flag`). Recorded either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_drift: Option<OutputDrift>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// What a tool output that drifts from its declared output schema gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputDrift {
+    /// Withheld: the model reads why instead (seed 004 T3: a changed server is a hard stop).
+    #[default]
+    Deny,
+    /// Passed on with a warning the model reads first.
+    Flag,
 }
 
 /// Crisis mode: which tools support a person and which decide for them.

@@ -25,7 +25,7 @@ pub mod tiers;
 pub use error::PolicyError;
 pub use eval::{Context, PolicyVerdict, Step, load_error};
 pub use facts::{git_branch, kube_current_context};
-pub use file::{Confirmers, PolicyFile, Profile, SideEffects};
+pub use file::{Confirmers, OutputDrift, PolicyFile, Profile, SideEffects};
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};
 pub use policy::{BUILTIN, Policy, Sources};

@@ -37,6 +37,9 @@ pub struct ScanSettings {
     pub injection: Option<TextAction>,
     /// The model a request from a person in crisis is routed to (default: the requested one).
     pub crisis_model: Option<String>,
+    /// A crisis-response file of the operator's (resources per language, system text); the
+    /// built-in `rules/text/crisis_response.toml` when absent.
+    pub crisis_response: Option<String>,
     /// Turn inbound scanning off entirely.
     #[serde(default)]
     pub disabled: bool,
@@ -129,6 +132,8 @@ pub struct ProxyConfig {
     pub jailbreak: TextAction,
     pub injection: TextAction,
     pub crisis_model: Option<String>,
+    /// The operator's crisis response (`None`: the scanner's built-in one).
+    pub crisis_response: Option<std::sync::Arc<airlock_shield::CrisisResponse>>,
     pub scan: bool,
     /// See `ScanSettings::clean_window_ms`.
     pub clean_window: Duration,
@@ -151,6 +156,7 @@ impl ProxyConfig {
             jailbreak: TextAction::Block,
             injection: TextAction::Annotate,
             crisis_model: None,
+            crisis_response: None,
             scan: true,
             clean_window: Duration::from_millis(20),
             budget: None,
@@ -197,6 +203,13 @@ impl ProxyConfig {
         c.jailbreak = s.scan.jailbreak.unwrap_or(c.jailbreak);
         c.injection = s.scan.injection.unwrap_or(c.injection);
         c.crisis_model = s.scan.crisis_model.clone();
+        if let Some(path) = &s.scan.crisis_response {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("proxy.scan.crisis_response {path}: {e}"))?;
+            let r = airlock_shield::CrisisResponse::from_toml(&text)
+                .map_err(|e| format!("proxy.scan.crisis_response {path}: {e}"))?;
+            c.crisis_response = Some(std::sync::Arc::new(r));
+        }
         c.scan = !s.scan.disabled;
         if let Some(ms) = s.scan.clean_window_ms {
             if ms > 1000 {

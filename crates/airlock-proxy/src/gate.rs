@@ -36,6 +36,10 @@ impl CallVerdict {
 pub struct Who {
     pub agent: String,
     pub session: String,
+    /// The request comes from a person who may be in crisis (this request's scan; a session's
+    /// crisis state may set it too): the policy's crisis mode decides its calls, and budgets
+    /// do not apply.
+    pub crisis: bool,
 }
 
 impl Proxy {
@@ -80,7 +84,11 @@ impl Proxy {
             cwd,
             channel: Channel::Api,
         };
-        match self.broker.decide_and_wait(sub, self.config.max_hold).await {
+        match self
+            .broker
+            .decide_and_wait_with(sub, self.config.max_hold, who.crisis)
+            .await
+        {
             Ruling::Allow => CallVerdict::Allow,
             Ruling::Deny { code, message } => CallVerdict::Block {
                 code: code.as_str().to_string(),

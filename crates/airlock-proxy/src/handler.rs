@@ -59,15 +59,31 @@ pub async fn chat_completions(
     req: Request,
 ) -> Result<Response, ApiError> {
     caller.require(&[Role::Agent], "use the model proxy")?;
-    let who = Who {
+    let mut who = Who {
         agent: caller.name.clone(),
         session: session(&headers)?,
+        crisis: false,
     };
     let raw = read_body(req, &st, proxy.config.max_body).await?;
     let chat = request::parse(&raw)?;
     let streamed = chat.streamed();
-    let admitted = proxy.admit(&who.agent, &who.session).await?;
-    let screened = proxy.screen(&who, &raw, &chat).await?;
+    let screened = match proxy.check_outputs(&who, &raw).await? {
+        None => proxy.screen(&who, &raw, &chat).await?,
+        Some(checked) => {
+            let chat = request::parse(&checked)?;
+            let mut s = proxy.screen(&who, &checked, &chat).await?;
+            s.body = s.body.or(Some(checked.clone()));
+            s
+        }
+    };
+    // A person in crisis is never turned away or held: support bypasses budgets, and the
+    // policy's crisis mode decides the answer's calls (support tools never gated).
+    who.crisis = screened.prefix.is_some();
+    let admitted = if who.crisis {
+        None
+    } else {
+        proxy.admit(&who.agent, &who.session).await?
+    };
     let raw = screened.body.unwrap_or(raw);
     let private = proxy.filter_private(&who, &raw).await?;
     let raw = private.body.unwrap_or(raw);
@@ -91,9 +107,23 @@ pub async fn chat_completions(
         .is_some_and(|v| v.starts_with("text/event-stream"));
     // Every status is gated alike: a client that reads tool calls out of an error answer (or
     // an upstream that puts them there) must not get them unchecked.
+    // On the crisis route the model's text is checked for method details before the person
+    // sees it (`crisis_reply.rs`); the guidance itself goes out at once.
+    let crisis = screened.prefix.clone();
     if streamed && is_sse {
         let restore = private.restorer.map(privacy::StreamRestore::new);
-        let body = stream::relay(proxy, who, up, screened.prefix, admitted, restore);
+        let body = stream::relay(
+            proxy.clone(),
+            who.clone(),
+            up,
+            screened.prefix,
+            admitted,
+            restore,
+        );
+        let body = match crisis {
+            Some(safe) => proxy.hold_crisis_stream(who, body, safe.clone(), safe),
+            None => body,
+        };
         return Ok((status, out_headers, body).into_response());
     }
     let body = tokio::time::timeout(proxy.config.timeout, up.bytes())
@@ -113,6 +143,10 @@ pub async fn chat_completions(
     }
     let body = privacy::restore_whole(private.restorer.as_ref(), body);
     let body = gate_whole(&proxy, &who, body, screened.prefix.as_deref(), admitted).await?;
+    let body = match &crisis {
+        Some(safe) => proxy.check_crisis_whole(&who, body, safe).await?,
+        None => body,
+    };
     Ok((status, out_headers, Body::from(body)).into_response())
 }
 

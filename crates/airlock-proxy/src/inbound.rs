@@ -8,13 +8,14 @@
 //! the background, those of one agent and session within a short window together.
 
 use airlock_ledger::canonical::sha256_hex;
-use airlock_shield::{CrisisAdvice, Direction, ScanResult, TextVerdict};
+use airlock_shield::{Direction, ScanResult, TextVerdict};
 use axum::body::Bytes;
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::clean::Clean;
 use super::config::TextAction;
+use super::crisis::CrisisInput;
 use super::gate::Who;
 use super::request::{ChatRequest, Piece};
 use super::{Proxy, record};
@@ -95,18 +96,33 @@ impl Proxy {
                 .map_err(ApiError::internal)?
         };
         self.note_clean(who, &ps, &results);
-        let mut crisis: Option<CrisisAdvice> = None;
         // A person in crisis is never turned away: a block becomes a warning.
         let in_crisis = results.iter().any(|r| r.verdict.is_crisis());
+        let crisis = in_crisis.then(|| CrisisInput {
+            text: ps
+                .iter()
+                .zip(&results)
+                .filter(|(_, r)| r.verdict.is_crisis())
+                .map(|(p, _)| p.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            under_attack: results
+                .iter()
+                .any(|r| r.verdict == TextVerdict::CrisisUnderAttack),
+        });
         let mut edits: Vec<(&Piece, String)> = Vec::new();
         for (p, r) in ps.iter().zip(&results) {
             if r.verdict.is_clean() {
                 continue;
             }
             if r.verdict.is_crisis() {
-                crisis = crisis.or_else(|| r.crisis.clone());
-                self.note(who, p, r.verdict, "crisis-support", false)
-                    .await?;
+                // Under attack the receipt says the agent's template was removed.
+                let handling = if crisis.as_ref().is_some_and(|c| c.under_attack) {
+                    "crisis-stripped"
+                } else {
+                    "crisis-support"
+                };
+                self.note(who, p, r.verdict, handling, false).await?;
                 continue;
             }
             let action = match (p.role, in_crisis) {
@@ -157,9 +173,16 @@ impl Proxy {
                 }
             }
         }
-        if let Some(advice) = crisis {
-            self.route_crisis(&mut doc, &advice);
-            out.prefix = Some(guidance(&advice));
+        if let Some(input) = &crisis {
+            let policy = self.broker.policy_for(None).ok();
+            let support = |t: &str| {
+                policy
+                    .as_ref()
+                    .is_some_and(|p| p.settings.is_crisis_support(t))
+            };
+            if let Some(routed) = self.route_crisis(&mut doc, input, support) {
+                out.prefix = Some(routed.prefix);
+            }
         }
         out.body = Some(Bytes::from(
             serde_json::to_vec(&doc).map_err(ApiError::internal)?,
@@ -210,36 +233,6 @@ impl Proxy {
             texts,
         });
     }
-
-    /// The trusted model answers, told to put the support first.
-    fn route_crisis(&self, doc: &mut Value, advice: &CrisisAdvice) {
-        let model = self
-            .config
-            .crisis_model
-            .clone()
-            .or_else(|| advice.trusted_models.first().cloned());
-        if let Some(m) = model
-            && let Some(obj) = doc.as_object_mut()
-        {
-            obj.insert("model".into(), Value::String(m));
-        }
-        let system = format!(
-            "airlock: the person may be in crisis. Start your answer with support and these resources, before anything else, in plain and warm words; do not take actions for them.\n\n{}",
-            guidance(advice)
-        );
-        if let Some(messages) = doc.get_mut("messages").and_then(Value::as_array_mut) {
-            messages.insert(0, json!({"role": "system", "content": system}));
-        }
-    }
-}
-
-/// The crisis guidance shown first in the answer.
-pub fn guidance(a: &CrisisAdvice) -> String {
-    let mut s = a.message.clone();
-    for r in &a.resources {
-        s.push_str(&format!("\n- {} ({}): {}", r.name, r.region, r.contact));
-    }
-    s
 }
 
 fn annotate(p: &Piece, r: &ScanResult) -> String {

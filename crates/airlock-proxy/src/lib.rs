@@ -19,6 +19,9 @@
 mod budget;
 mod clean;
 pub mod config;
+mod contract;
+pub mod crisis;
+mod crisis_reply;
 mod gate;
 mod handler;
 mod inbound;

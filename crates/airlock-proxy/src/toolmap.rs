@@ -107,6 +107,17 @@ impl ToolMap {
         )
     }
 
+    /// The name the policy gives the tool `name` (whose output schema applies to its results):
+    /// its configured `policy_name`, the name itself for an unmapped tool, `None` for a shell
+    /// tool (a command's output has no declared schema).
+    pub fn policy_name(&self, name: &str) -> Option<String> {
+        match self.tools.iter().find(|t| t.name() == name) {
+            Some(ToolMapping::Shell { .. }) => None,
+            Some(ToolMapping::Tool { policy_name, .. }) => Some(policy_name.clone()),
+            None => Some(name.to_string()),
+        }
+    }
+
     /// The action for a call of `name` with the JSON text `arguments`.
     pub fn action(&self, name: &str, arguments: &str) -> Result<Action, Refusal> {
         if name.trim().is_empty() || name.len() > 256 || name.chars().any(char::is_control) {

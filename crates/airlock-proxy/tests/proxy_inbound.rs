@@ -233,7 +233,7 @@ async fn crisis_goes_to_the_trusted_model_with_guidance_first() {
     );
     let content = doc["choices"][0]["message"]["content"].as_str().unwrap();
     assert!(
-        content.starts_with("It sounds like you may be going through"),
+        content.starts_with("Are you safe right now?\n\nIt sounds like you may be going through"),
         "{content}"
     );
     let rs = h.receipts().await;
@@ -263,7 +263,7 @@ async fn crisis_goes_to_the_trusted_model_with_guidance_first() {
         })
         .unwrap();
     assert!(
-        first.starts_with("It sounds like you may be going through"),
+        first.starts_with("Are you safe right now?\n\nIt sounds like you may be going through"),
         "{first}"
     );
     assert!(text.trim_end().ends_with("data: [DONE]"));

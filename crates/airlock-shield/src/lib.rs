@@ -15,10 +15,12 @@
 pub mod crisis;
 pub mod decode;
 pub mod flags;
+pub mod lang;
 pub mod model;
 pub mod normalize;
 pub mod plan;
 pub mod reach;
+pub mod reply;
 mod result;
 pub mod rules;
 mod scanner;
@@ -37,7 +39,7 @@ pub mod train;
 
 use std::sync::LazyLock;
 
-pub use crisis::{CrisisResponse, Resource};
+pub use crisis::{CrisisResponse, Guidance, Locale, Resource};
 pub use flags::Flags;
 pub use result::{CrisisAdvice, Direction, Match, ScanResult, Source, Span, TextVerdict};
 pub use scanner::{MAX_INPUT, Scanner};

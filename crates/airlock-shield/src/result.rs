@@ -107,23 +107,57 @@ pub struct Match {
     pub message: String,
 }
 
-/// The configured crisis response, attached to crisis verdicts.
+/// The configured crisis response, attached to crisis verdicts, in the person's language.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CrisisAdvice {
+    /// The language the response is in (the person's, when recognised).
+    pub lang: String,
+    /// Asked first.
+    pub safety_question: String,
     pub message: String,
     pub resources: Vec<crate::crisis::Resource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organisation_message: Option<String>,
     pub route_to_trusted_model: bool,
     pub trusted_models: Vec<String>,
 }
 
 impl From<&CrisisResponse> for CrisisAdvice {
+    /// The response in its default language.
     fn from(r: &CrisisResponse) -> Self {
+        CrisisAdvice::of(r, r.for_lang(&r.lang))
+    }
+}
+
+impl CrisisAdvice {
+    /// The response in the language `text` is written in.
+    pub fn for_text(r: &CrisisResponse, text: &str) -> CrisisAdvice {
+        CrisisAdvice::of(r, r.for_text(text))
+    }
+
+    fn of(r: &CrisisResponse, g: crate::crisis::Guidance) -> CrisisAdvice {
         CrisisAdvice {
-            message: r.message.clone(),
-            resources: r.resources.clone(),
+            lang: g.lang,
+            safety_question: g.safety_question,
+            message: g.message,
+            resources: g.resources,
+            organisation_message: g.organisation_message,
             route_to_trusted_model: r.route_to_trusted_model,
             trusted_models: r.trusted_models.clone(),
         }
+    }
+
+    /// What the person is shown: the safety question, the message, the resources (and the
+    /// organisation's words when configured).
+    pub fn text(&self) -> String {
+        crate::crisis::Guidance {
+            lang: self.lang.clone(),
+            safety_question: self.safety_question.clone(),
+            message: self.message.clone(),
+            resources: self.resources.clone(),
+            organisation_message: self.organisation_message.clone(),
+        }
+        .text()
     }
 }
 

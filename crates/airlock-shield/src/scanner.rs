@@ -88,7 +88,17 @@ impl Scanner {
         ev.attack_miss *= 1.0 - model_score;
         categories.sort();
         categories.dedup();
-        self.finish(ev, flags, dir, categories, model_score)
+        let mut r = self.finish(ev, flags, dir, categories, model_score);
+        if r.crisis.is_some() {
+            // In the person's language: only crisis verdicts pay for recognising it.
+            r.crisis = Some(CrisisAdvice::for_text(&self.crisis, input));
+        }
+        r
+    }
+
+    /// The crisis response in force.
+    pub fn crisis_response(&self) -> &CrisisResponse {
+        &self.crisis
     }
 
     /// For threshold calibration: the chance that rules and flags alone miss an attack (the

@@ -9,6 +9,7 @@ mod ledger;
 mod links;
 pub(crate) mod mcp_pins;
 mod meta;
+mod output;
 mod scan;
 mod tokens;
 
@@ -39,6 +40,7 @@ pub fn register(r: Routes) -> Routes {
         .add(&["GET"], "/v1/grants", get(grants::list))
         .add(&["POST"], "/v1/grants/{id}/revoke", post(grants::revoke))
         .add(&["POST"], "/v1/scan", post(scan::scan))
+        .add(&["POST"], "/v1/outputs", post(output::check))
         .add(&["GET"], "/v1/mcp/pins", get(mcp_pins::list))
         .add(
             &["POST"],

@@ -281,6 +281,20 @@ pub struct Harness {
 
 /// A gateway with the proxy in front of a fresh upstream; `tune` adjusts the proxy's settings.
 pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Harness {
+    start_with(policy(ask_timeout), tune).await
+}
+
+/// The built-in policy with `user_toml` as its user layer.
+pub fn policy_with(user_toml: &str) -> PolicyProvider {
+    let layer =
+        airlock_policy::Layer::from_str(airlock_policy::LayerKind::User, "<test>", user_toml, None)
+            .unwrap();
+    let p = Arc::new(Policy::from_layers(vec![layer]).unwrap());
+    Arc::new(move |_| Ok(p.clone()))
+}
+
+/// As [`start`], deciding with `policy`.
+pub async fn start_with(policy: PolicyProvider, tune: impl FnOnce(&mut ProxyConfig)) -> Harness {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let up = upstream().await;
     let dir = tempfile::tempdir().unwrap();
@@ -288,7 +302,7 @@ pub async fn start(ask_timeout: &str, tune: impl FnOnce(&mut ProxyConfig)) -> Ha
     let ledger = Ledger::open(&opts, LedgerConfig::default()).await.unwrap();
     let db = ledger.db().clone();
     let book = GrantBook::new(db.clone(), GrantConfig::default());
-    let broker = Broker::start(ledger, book, policy(ask_timeout), BrokerConfig::default())
+    let broker = Broker::start(ledger, book, policy, BrokerConfig::default())
         .await
         .unwrap();
     let auth = Auth::new(db);

@@ -16,14 +16,17 @@ use std::time::{Duration, Instant};
 use airlock_confirm::PinApprovalError;
 use airlock_confirm::PolicyProvider;
 use airlock_confirm::pins;
-use airlock_mcp::{Call, CallRuling, Decider, Gateway, McpConfig, ScanCall, Scanned, gate};
+use airlock_mcp::{
+    Call, CallRuling, Decider, Gateway, McpConfig, OutputCall, OutputRuling, ScanCall, Scanned,
+    gate,
+};
 use airlock_policy::Policy;
 use airlock_store::{Db, StoreOptions};
 use airlock_wire::{
     ActionAnswer, ActionRequest, ActionStatus, ScanDirection, ScanRecord, ScanRequest,
 };
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::daemon::{Client, Endpoint};
 
@@ -435,6 +438,35 @@ impl Decider for DaemonDecider {
             .await
             .map_err(|e| format!("{e:#}"))
     }
+
+    async fn output(&self, call: OutputCall) -> Result<OutputRuling, String> {
+        let Some(client) = &self.client else {
+            return Err("airlock's daemon is not running".into());
+        };
+        output_remote(client, &call)
+            .await
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// Asks the daemon to check a tool result against its output contract and record it
+/// (`POST /v1/outputs`): the drift is the daemon's own finding, and a receipt before the
+/// result goes on.
+async fn output_remote(client: &Client, call: &OutputCall) -> Result<OutputRuling> {
+    let mut body = json!({"session": call.session, "tool": call.tool, "output": call.output});
+    if let Some(cwd) = &call.cwd {
+        body["cwd"] = json!(cwd);
+    }
+    let out = client
+        .post("/v1/outputs", &body, Duration::from_secs(30))
+        .await?;
+    if out["receipt"].as_str().is_none_or(str::is_empty) {
+        anyhow::bail!("the daemon checked but did not record the output");
+    }
+    Ok(OutputRuling {
+        drift: serde_json::from_value(out["drift"].clone())
+            .context("the daemon's drift finding")?,
+    })
 }
 
 /// Asks the daemon to scan a server's text and record its verdict (`POST /v1/scan` with

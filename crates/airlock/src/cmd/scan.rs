@@ -166,7 +166,7 @@ fn human(out: &mut impl Write, r: &ScanResult, text: &str) -> Result<()> {
     }
     writeln!(out, "  model score {:.3}", r.model_score)?;
     if let Some(c) = &r.crisis {
-        writeln!(out, "\n{}", c.message)?;
+        writeln!(out, "\n{}\n{}", c.safety_question, c.message)?;
         for res in &c.resources {
             writeln!(out, "  - {} ({}): {}", res.name, res.region, res.contact)?;
         }

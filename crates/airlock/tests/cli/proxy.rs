@@ -236,3 +236,79 @@ fn a_stopping_daemon_records_the_clean_verdicts_still_waiting() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
 }
+
+/// Starts `airlock <args>` and returns its stderr lines up to the one after the crisis route.
+fn start_lines(dir: &Path, args: &[&str]) -> (Child, Vec<String>) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("airlock"))
+        .args(args)
+        .env("AIRLOCK_DATA_DIR", dir)
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .env_remove("AIRLOCK_POLICY")
+        .env_remove("AIRLOCK_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    while let Some(Ok(line)) = lines.next() {
+        let route = line.contains("crisis route");
+        // Without a trusted model the warning follows at once; with one nothing more comes.
+        let warned = line.contains("the agent's own model");
+        seen.push(line);
+        if route {
+            if warned && let Some(Ok(next)) = lines.next() {
+                seen.push(next);
+            }
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    (child, seen)
+}
+
+/// `airlock serve` and `airlock proxy` say at start which crisis route is active, and warn
+/// when no trusted model is set.
+#[test]
+fn the_crisis_route_is_printed_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = upstream();
+    let (mut proxy, lines) = start_lines(
+        dir.path(),
+        &["proxy", "--listen", "127.0.0.1:0", "--upstream", &up],
+    );
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    let text = lines.join("\n");
+    assert!(
+        text.contains("crisis route: the agent's own model answers a person in crisis"),
+        "{text}"
+    );
+    assert!(text.contains("WARNING: no trusted model is set"), "{text}");
+    assert!(text.contains("languages en, es, de, fr, pt"), "{text}");
+
+    let cfg = dir.path().join("serve.toml");
+    std::fs::write(
+        &cfg,
+        format!("[proxy]\nupstream = \"{up}\"\n[proxy.scan]\ncrisis_model = \"care/trusted-1\"\n"),
+    )
+    .unwrap();
+    let (mut serve, lines) = start_lines(
+        dir.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let text = lines.join("\n");
+    assert!(
+        text.contains("crisis route: the trusted model `care/trusted-1` answers"),
+        "{text}"
+    );
+    assert!(!text.contains("WARNING: no trusted model"), "{text}");
+}

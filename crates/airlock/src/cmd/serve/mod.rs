@@ -165,7 +165,14 @@ pub(crate) fn run_node(
                 pc.upstream
             );
             let p = airlock_proxy::Proxy::new(broker, pc).map_err(|e| anyhow::anyhow!(e))?;
+            for line in p.crisis_route_lines() {
+                eprintln!("airlock serve: {line}");
+            }
             serving = Some(Arc::new(p));
+        } else {
+            eprintln!(
+                "airlock serve: crisis route: none here (the model proxy is off: set proxy.upstream); scans and hooks attach crisis resources to their verdicts. See docs/crisis.md"
+            );
         }
         // The binary composes the surfaces: the gateway's routes, and the proxy's beside them.
         let extra = match &serving {
