@@ -3,7 +3,8 @@
 //! [`airlock_ledger::EventKind`]), so `ledger verify` and `ledger replay` tell it from a
 //! decision by type. Every surface records events through [`record`] (or
 //! `Broker::record_event`): a scanner's verdict, a tool call refused before the policy, a
-//! request refused for its budget, a person's re-approval of an MCP tool, a grant's life cycle.
+//! request refused for its budget, a person's re-approval of an MCP tool, a grant's life cycle,
+//! a session entering or leaving crisis mode.
 //!
 //! A receipt carries hashes, never texts: an event's arguments hold a text's SHA-256, and the
 //! canonical arguments are stored beside the receipt as its payload (a tool-shaped action
@@ -76,6 +77,24 @@ impl GrantChange {
     }
 }
 
+/// A session's crisis mode changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrisisChange {
+    /// A crisis verdict on the person's text put the session in crisis mode.
+    Set,
+    /// An approver ended it.
+    Clear,
+}
+
+impl CrisisChange {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrisisChange::Set => "set",
+            CrisisChange::Clear => "clear",
+        }
+    }
+}
+
 /// One event for the ledger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -137,6 +156,15 @@ pub enum Event {
         details: Value,
         grant: Option<String>,
     },
+    /// `session` entered crisis mode (`who` is the agent whose traffic it was) or an approver
+    /// (`who`) ended it. `source` and `rule` are the mark's: the surface and the scanner's rule.
+    Crisis {
+        session: String,
+        who: String,
+        change: CrisisChange,
+        source: String,
+        rule: String,
+    },
 }
 
 impl Event {
@@ -172,6 +200,7 @@ impl Event {
             Event::BudgetRefusal { .. } => EventKind::BudgetRefusal,
             Event::PinApproval { .. } => EventKind::PinApproval,
             Event::Grant { .. } => EventKind::Grant,
+            Event::Crisis { .. } => EventKind::Crisis,
         }
     }
 
@@ -254,6 +283,15 @@ impl Event {
             } => (
                 format!("airlock.grant.{}", change.as_str()),
                 details.clone(),
+            ),
+            Event::Crisis {
+                change,
+                source,
+                rule,
+                ..
+            } => (
+                format!("airlock.crisis.{}", change.as_str()),
+                json!({ "source": source, "rule": rule }),
             ),
         };
         Action::Tool { tool, arguments }
@@ -342,6 +380,32 @@ impl Event {
                 Severity::Info,
                 format!("grant {} by {person}", change.as_str()),
             ),
+            Event::Crisis {
+                who,
+                change: CrisisChange::Set,
+                source,
+                rule,
+                ..
+            } => one(
+                "crisis.session_set".into(),
+                ReasonCode::SessionCrisis,
+                Decision::Allow,
+                Tier::Safe,
+                Severity::High,
+                format!("crisis verdict from {source} ({rule}) on {who}'s session: crisis mode"),
+            ),
+            Event::Crisis {
+                who,
+                change: CrisisChange::Clear,
+                ..
+            } => one(
+                "crisis.session_cleared".into(),
+                ReasonCode::CrisisCleared,
+                Decision::Allow,
+                Tier::Safe,
+                Severity::Info,
+                format!("{who} ended the session's crisis mode"),
+            ),
         }
     }
 
@@ -367,6 +431,18 @@ impl Event {
                 vec![person.clone()],
                 grant.clone(),
             ),
+            Event::Crisis {
+                session,
+                who,
+                change,
+                ..
+            } => {
+                let approvers = match change {
+                    CrisisChange::Set => vec![],
+                    CrisisChange::Clear => vec![who.clone()],
+                };
+                (who.clone(), session.clone(), approvers, None)
+            }
         };
         RecordContext {
             request_id: None,
@@ -391,6 +467,7 @@ impl Event {
             Event::BudgetRefusal { .. } => "budget".into(),
             Event::PinApproval { .. } => "mcp-pin-approval".into(),
             Event::Grant { .. } => "grant-event".into(),
+            Event::Crisis { change, .. } => format!("crisis:{}", change.as_str()),
         }
     }
 }

@@ -56,6 +56,8 @@ impl Broker {
         } else {
             crate::hosts::approved_hosts(&self.db().approval_history(crate::hosts::HISTORY).await?)
         };
+        // the session's crisis mode, as every node of the store sees it
+        let crisis = self.db().crisis_get(&s.session).await?.is_some();
         let ctx = Context {
             agent: Some(s.agent.clone()),
             session: Some(s.session.clone()),
@@ -63,6 +65,7 @@ impl Broker {
             cwd,
             recent_denials: streak,
             known_hosts,
+            crisis,
             ..Context::default()
         };
         let actor = Subject::new(s.agent.clone(), Some(s.session.clone()));

@@ -92,6 +92,12 @@ reason_codes! {
     TextCrisis = "TEXT_CRISIS": "the person may be in crisis: answer with the configured crisis response",
     /// Invisible characters or hidden markup in text the model will read.
     HiddenText = "HIDDEN_TEXT": "the text hides content from people (invisible characters, tag characters, hidden markup)",
+    /// The text is longer than the scan limit: its start and end were scanned, the middle not.
+    TextPartlyScanned = "TEXT_PARTLY_SCANNED": "the text is longer than the scan limit, so only its start and end were scanned",
+    /// A session was marked in crisis (a crisis verdict on the person's text).
+    SessionCrisis = "SESSION_CRISIS": "the session is in crisis mode since a crisis verdict on the person's text",
+    /// An approver ended a session's crisis mode.
+    CrisisCleared = "CRISIS_CLEARED": "an approver ended the session's crisis mode",
 
     // -- policy ----------------------------------------------------------------------------------
     /// A rule of a policy file decided.

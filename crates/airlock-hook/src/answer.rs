@@ -6,7 +6,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use serde::Serialize;
 
 use crate::input::{InputError, bounded};
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, Stage};
 use crate::tools::{Subject, Verdict};
 
 /// Exit code that Claude Code, Codex, Gemini CLI and Copilot all treat as "block this tool
@@ -81,12 +81,18 @@ pub fn answer_with(
     }
 }
 
-/// The answer to input that could not be read: a deny in the dialect's shape when the dialect is
-/// known, otherwise exit 2 with the reason on stderr. Never an allow.
+/// The answer to input that could not be read: a deny in the dialect's and event's shape when
+/// both are known (a prompt refused, a tool output treated as untrusted: `turn::reply::refuse`);
+/// exit 2 with the reason on stderr when the event is not known, which every agent but Copilot
+/// reads as a block at every stage (Copilot, whose only answered event is the tool call, gets
+/// its deny). Never an allow.
 pub fn refuse(err: &InputError) -> Answer {
     let line = format!("airlock hook: {}: {}", err.code, err.message);
-    match err.protocol {
-        Some(p) => {
+    match (err.protocol, err.stage) {
+        (Some(p), Some(s @ (Stage::Prompt | Stage::Output))) => {
+            crate::turn::reply::refuse(err, p, s)
+        }
+        (Some(p), stage) if stage.is_some() || p == Protocol::Copilot => {
             let finding = Finding::new(
                 "hook.input",
                 err.code,
@@ -110,9 +116,9 @@ pub fn refuse(err: &InputError) -> Answer {
             a.stderr = format!("{line}\n");
             a
         }
-        None => Answer {
+        _ => Answer {
             stdout: String::new(),
-            stderr: format!("{line}\nairlock hook: blocking the tool call (exit {EXIT_BLOCK})\n"),
+            stderr: format!("{line}\nairlock hook: blocking (exit {EXIT_BLOCK})\n"),
             exit: EXIT_BLOCK,
         },
     }
@@ -366,6 +372,7 @@ mod tests {
             code: ReasonCode::MalformedInput,
             message: "bad".into(),
             protocol: None,
+            stage: None,
         };
         let a = refuse(&e);
         assert_eq!(a.exit, EXIT_BLOCK);

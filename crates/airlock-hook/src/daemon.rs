@@ -77,11 +77,7 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
         Ok(v) => v,
         Err(_) => return Escalated::Verdict(verdict),
     };
-    let session = std::env::var("AIRLOCK_SESSION")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or_else(|| call.session.clone())
-        .unwrap_or_else(|| format!("{}-hook", call.protocol.name()));
+    let session = crate::crisis::session_key(call.protocol, call.session.as_deref());
     body["session"] = json!(session);
     if let (Some(cwd), Some(m)) = (&call.cwd, body.as_object_mut()) {
         m.entry("cwd").or_insert_with(|| json!(cwd));
@@ -112,6 +108,42 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
             eprintln!("airlock hook: the daemon could not take this approval ({e:#}); asking here");
             Escalated::Verdict(verdict)
         }
+    }
+}
+
+/// Tells the daemon, if one runs, that `mark.session` is in crisis: it keeps the state in its
+/// store for every node and records it as a receipt. Best effort and short (2 s at most): the
+/// person's prompt never waits on anyone, and the mark in the data directory stands anyway.
+pub fn report_crisis(mark: &crate::crisis::Mark, handoff: &Handoff) {
+    let Some(ep) = Endpoint::discover(&handoff.data_dir, None, None, true) else {
+        return;
+    };
+    if ep.token.is_none() {
+        return;
+    }
+    let transport: anyhow::Result<Box<dyn Transport>> =
+        match Loopback::for_url(&ep.url, ep.token.clone()) {
+            // a daemon that cannot prove the data directory's key is no daemon
+            Some(_) if ep.key.is_none() => return,
+            Some(l) => Ok(Box::new(l.with_key(ep.key.clone()))),
+            None => match &handoff.remote {
+                Remote::Delegate => {
+                    eprintln!(
+                        "airlock hook: the daemon at {} is not on loopback; the crisis mark stays \
+                         in {} only",
+                        ep.url,
+                        handoff.data_dir.display()
+                    );
+                    return;
+                }
+                Remote::Connect(connect) => connect(&ep),
+            },
+        };
+    let body = json!({"session": mark.session, "source": mark.source, "rule": mark.rule});
+    if let Err(e) =
+        transport.and_then(|t| t.call("POST", "/v1/crisis", Some(&body), Duration::from_secs(2)))
+    {
+        eprintln!("airlock hook: the daemon did not take the crisis mark ({e:#})");
     }
 }
 

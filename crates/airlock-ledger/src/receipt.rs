@@ -103,6 +103,9 @@ pub enum EventKind {
     PinApproval,
     /// A grant was created, confirmed or revoked, or a session's grants ended.
     Grant,
+    /// A session was put in crisis mode (a crisis verdict on the person's text), or an
+    /// approver ended its crisis mode.
+    Crisis,
 }
 
 impl EventKind {
@@ -113,6 +116,7 @@ impl EventKind {
             EventKind::BudgetRefusal => "budget_refusal",
             EventKind::PinApproval => "pin_approval",
             EventKind::Grant => "grant",
+            EventKind::Crisis => "crisis",
         }
     }
 
@@ -128,6 +132,8 @@ impl EventKind {
             | "airlock.grant.confirm"
             | "airlock.grant.revoke"
             | "airlock.grant.end_session" => Some(EventKind::Grant),
+            // named so since events have had a type; read by name like the others
+            "airlock.crisis.set" | "airlock.crisis.clear" => Some(EventKind::Crisis),
             _ => None,
         }
     }

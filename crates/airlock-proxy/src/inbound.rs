@@ -100,6 +100,22 @@ impl Proxy {
                 crisis = crisis.or_else(|| r.crisis.clone());
                 self.note(who, p, r.verdict, "crisis-support", false)
                     .await?;
+                // the person's own words put the session in crisis mode, for every surface
+                if p.role == "user" {
+                    let rule = r
+                        .matches
+                        .iter()
+                        .find(|m| m.rule_id.starts_with("crisis."))
+                        .map_or_else(|| r.verdict.as_str().to_string(), |m| m.rule_id.clone());
+                    let origin = airlock_confirm::Origin {
+                        agent: who.agent.clone(),
+                        session: who.session.clone(),
+                    };
+                    self.broker
+                        .mark_crisis(&origin, "proxy", &rule)
+                        .await
+                        .map_err(ApiError::internal)?;
+                }
                 continue;
             }
             let action = match (p.role, in_crisis) {

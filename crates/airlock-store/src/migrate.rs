@@ -62,6 +62,11 @@ const MIGRATIONS: &[Migration] = &[
         "token_roots",
         include_str!("../migrations/0010_token_roots.sql"),
     ),
+    portable(
+        11,
+        "session_crisis",
+        include_str!("../migrations/0011_session_crisis.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

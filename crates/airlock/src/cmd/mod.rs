@@ -4,6 +4,7 @@
 pub mod approvals;
 pub mod bench;
 pub mod check;
+pub mod crisis;
 pub mod eval;
 pub mod grant;
 pub mod hook;
