@@ -163,6 +163,8 @@ reason_codes! {
     ApprovalCancelled = "APPROVAL_CANCELLED": "a time-locked approval was cancelled before it took effect",
     /// The action waits for an answer.
     ApprovalPending = "APPROVAL_PENDING": "the action waits for a person or the LLM reviewer",
+    /// An ask in a run that has nobody to answer it (`AIRLOCK_ASK=deny`, no daemon answered).
+    NobodyToAsk = "NOBODY_TO_ASK": "the action needs a person and this run has nobody to ask (AIRLOCK_ASK=deny), so it is denied",
     /// The session's agent was denied several times in a row and is told to stop.
     DenialStreak = "DENIAL_STREAK": "several actions in a row were denied in this session: stop trying variations",
     /// The LLM reviewer could not give a usable answer; a person decides instead.

@@ -38,8 +38,19 @@ pub fn run(agent: &str, merge: Option<PathBuf>, program: Option<String>) -> Resu
             eprintln!("airlock: {}", m.outcome.describe(&path, m.backup));
         }
     }
+    if agent == Protocol::Codex {
+        eprintln!("{CODEX_TRUST}");
+    }
     Ok(0)
 }
+
+/// Printed by every `hook install codex`: Codex skips a hook nobody trusted, without a word.
+pub const CODEX_TRUST: &str = "\
+airlock: IMPORTANT: Codex runs a hook only after a person trusts its exact entry. Until then,
+  and again after any change to the entry (this install included), `codex` and `codex exec`
+  run every tool call WITHOUT airlock and say nothing. Trust it now: start `codex`, open
+  `/hooks`, and trust each airlock entry (PreToolUse, UserPromptSubmit, PostToolUse).
+  `airlock hook status codex` tells whether the hook is installed, trusted and answering.";
 
 /// The name of the lean hook binary.
 pub const LEAN: &str = "airlock-hook";
@@ -92,6 +103,15 @@ pub fn settings_hint(agent: Protocol) -> String {
         },
         Protocol::Gemini => "~/.gemini/settings.json".into(),
         Protocol::Copilot => "~/.copilot/hooks/airlock.json".into(),
+    }
+}
+
+/// [`settings_hint`] as a path on this machine (`~` is the home directory); `None` without one.
+pub fn settings_path(agent: Protocol) -> Option<PathBuf> {
+    let hint = settings_hint(agent);
+    match hint.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().map(|h| h.join(rest)),
+        None => Some(PathBuf::from(hint)),
     }
 }
 

@@ -215,6 +215,15 @@ fn decide_within(
                 };
                 match escalated {
                     Escalated::Verdict(v) => {
+                        // an ask still open here goes to the agent's own prompt, unless this
+                        // run has nobody to answer it
+                        let v = if v.assessment.decision == Decision::Ask
+                            && answer::deny_unanswered_asks()
+                        {
+                            answer::nobody_to_ask(v)
+                        } else {
+                            v
+                        };
                         let rewritten = match v.assessment.decision {
                             Decision::Allow => {
                                 sandbox::Wrap::from_env().and_then(|w| w.rewrite(&call))
@@ -223,10 +232,17 @@ fn decide_within(
                         };
                         Decided::Answer(answer::answer_with(call.protocol, &v, rewritten))
                     }
-                    Escalated::Delegate(v) => Decided::Delegate {
-                        protocol: call.protocol,
-                        local: answer::answer(call.protocol, &v),
-                    },
+                    Escalated::Delegate(v) => {
+                        let v = if answer::deny_unanswered_asks() {
+                            answer::nobody_to_ask(v)
+                        } else {
+                            v
+                        };
+                        Decided::Delegate {
+                            protocol: call.protocol,
+                            local: answer::answer(call.protocol, &v),
+                        }
+                    }
                 }
             }
             Err(e) => Decided::Answer(answer::refuse(&e)),

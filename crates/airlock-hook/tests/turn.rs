@@ -24,6 +24,15 @@ fn clean_4k() -> String {
 
 /// Runs the hook with `input` under `root`; (exit code, stdout, stderr).
 fn run(root: &Path, input: &[u8], args: &[&str]) -> (i32, String, String) {
+    run_with(root, input, args, &[])
+}
+
+fn run_with(
+    root: &Path,
+    input: &[u8],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock-hook"))
         .args(args)
         .env_clear()
@@ -32,6 +41,7 @@ fn run(root: &Path, input: &[u8], args: &[&str]) -> (i32, String, String) {
         .env("XDG_CONFIG_HOME", root.join("config"))
         .env("AIRLOCK_DATA_DIR", root.join("data"))
         .env("AIRLOCK_MANAGED_POLICY", root.join("managed.toml"))
+        .envs(env.iter().copied())
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -418,4 +428,55 @@ fn bad_prompt_and_output_events_are_refused_in_their_shape() {
         );
         insta::assert_snapshot!(name, text);
     }
+}
+
+#[test]
+fn an_ask_nobody_can_answer_is_denied_when_the_run_says_so() {
+    let d = sandbox("");
+    // Gemini CLI turns an ask into its own prompt, which hangs a headless `gemini -p` run
+    let ask = json!({"session_id": "g1", "cwd": "/work/proj", "hook_event_name": "BeforeTool",
+                     "timestamp": "2026-11-28T23:00:00Z", "tool_name": "replace",
+                     "tool_input": {"file_path": "~/.aws/credentials", "old_string": "a", "new_string": "b"}});
+    let (_, out, _) = run(d.path(), ask.to_string().as_bytes(), &[]);
+    let a: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(a["decision"], "ask", "{a}");
+    let (code, out, err) = run_with(
+        d.path(),
+        ask.to_string().as_bytes(),
+        &[],
+        &[("AIRLOCK_ASK", "deny")],
+    );
+    let a: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{code} {out} {err}"));
+    assert_eq!(a["decision"], "deny", "{a}");
+    assert!(
+        a["reason"].as_str().unwrap().contains("NOBODY_TO_ASK"),
+        "{a}"
+    );
+    // a deny or an allow is unchanged by it
+    let read = json!({"session_id": "g1", "cwd": "/work/proj", "hook_event_name": "BeforeTool",
+                      "tool_name": "read_file", "tool_input": {"absolute_path": "/work/proj/README.md"}});
+    let (_, out, _) = run_with(
+        d.path(),
+        read.to_string().as_bytes(),
+        &[],
+        &[("AIRLOCK_ASK", "deny")],
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["decision"],
+        "allow"
+    );
+}
+
+#[test]
+fn codex_tells_the_person_an_ask_was_blocked() {
+    let d = sandbox("");
+    let ask = json!({"session_id": "s1", "turn_id": "t1", "transcript_path": null, "cwd": "/work/proj",
+                     "hook_event_name": "PreToolUse", "model": "gpt-5", "permission_mode": "default",
+                     "tool_name": "Bash", "tool_use_id": "c",
+                     "tool_input": {"command": "git push --force origin main"}});
+    let a = answer(d.path(), &ask);
+    assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
+    let notice = a["systemMessage"].as_str().unwrap();
+    assert!(notice.starts_with("airlock blocked"), "{notice}");
+    assert!(!notice.contains("asks about"), "{notice}");
 }

@@ -26,9 +26,15 @@ async fn crisis(a: Db, b: Db) {
     assert_eq!(b.crisis_get("s1").await.unwrap(), None);
     assert!(a.crisis_set(&row("s1", 10, "hook:claude")).await.unwrap());
     // the other node sees it; a second mark keeps the first
-    assert_eq!(b.crisis_get("s1").await.unwrap(), Some(row("s1", 10, "hook:claude")));
+    assert_eq!(
+        b.crisis_get("s1").await.unwrap(),
+        Some(row("s1", 10, "hook:claude"))
+    );
     assert!(!b.crisis_set(&row("s1", 20, "proxy")).await.unwrap());
-    assert_eq!(a.crisis_get("s1").await.unwrap().unwrap().source, "hook:claude");
+    assert_eq!(
+        a.crisis_get("s1").await.unwrap().unwrap().source,
+        "hook:claude"
+    );
 
     // both nodes mark one session at once: one mark
     let tasks: Vec<_> = (0..8)
@@ -42,11 +48,20 @@ async fn crisis(a: Db, b: Db) {
         set += usize::from(t.await.unwrap());
     }
     assert_eq!(set, 1);
-    let sessions: Vec<String> = a.crisis_list().await.unwrap().into_iter().map(|r| r.session).collect();
+    let sessions: Vec<String> = a
+        .crisis_list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.session)
+        .collect();
     assert_eq!(sessions, ["s1", "race"]);
 
     // a clear on one node ends it on both
-    assert_eq!(b.crisis_clear("s1").await.unwrap(), Some(row("s1", 10, "hook:claude")));
+    assert_eq!(
+        b.crisis_clear("s1").await.unwrap(),
+        Some(row("s1", 10, "hook:claude"))
+    );
     assert_eq!(a.crisis_get("s1").await.unwrap(), None);
     assert_eq!(a.crisis_clear("s1").await.unwrap(), None);
     assert_eq!(b.crisis_list().await.unwrap().len(), 1);
@@ -67,7 +82,11 @@ async fn postgres_two_nodes_agree_on_crisis() {
         return;
     };
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Db::open(&StoreOptions::new(d1.path()).with_database(Some(pg.url.clone()))).await.unwrap();
-    let b = Db::open(&StoreOptions::new(d2.path()).with_database(Some(pg.url.clone()))).await.unwrap();
+    let a = Db::open(&StoreOptions::new(d1.path()).with_database(Some(pg.url.clone())))
+        .await
+        .unwrap();
+    let b = Db::open(&StoreOptions::new(d2.path()).with_database(Some(pg.url.clone())))
+        .await
+        .unwrap();
     crisis(a, b).await;
 }
