@@ -78,10 +78,9 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
         Err(_) => return Escalated::Verdict(verdict),
     };
     let session = crate::crisis::session_key(call.protocol, call.session.as_deref());
+    // a shell action carries its `cwd` itself; the daemon refuses one on any other action
+    // (`UNKNOWN_FIELD`), so none is added
     body["session"] = json!(session);
-    if let (Some(cwd), Some(m)) = (&call.cwd, body.as_object_mut()) {
-        m.entry("cwd").or_insert_with(|| json!(cwd));
-    }
     let transport: anyhow::Result<Box<dyn Transport>> = match Loopback::for_url(
         &ep.url,
         ep.token.clone(),
