@@ -500,6 +500,47 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any event of any dialect with any mix of fields: an event, or an error that keeps
+        /// the stage its event name says, so the refusal has the event's shape.
+        #[test]
+        fn events_parse_or_fail_in_their_stage(
+            event in proptest::sample::select(vec![
+                "PreToolUse", "UserPromptSubmit", "PostToolUse", "BeforeTool", "BeforeAgent",
+                "AfterTool", "preToolUse", "userPromptSubmitted", "postToolUse",
+            ]),
+            prompt in proptest::option::of(proptest::prelude::any::<String>()),
+            tool in proptest::option::of("[a-zA-Z_]{0,12}"),
+            response in proptest::option::of(proptest::prelude::any::<String>()),
+            nested in proptest::prelude::any::<bool>(),
+        ) {
+            let mut obj = serde_json::Map::new();
+            obj.insert("hook_event_name".into(), event.into());
+            if let Some(p) = prompt {
+                obj.insert("prompt".into(), p.into());
+            }
+            if let Some(t) = tool {
+                obj.insert("tool_name".into(), t.into());
+                obj.insert("tool_input".into(), serde_json::json!({}));
+            }
+            if let Some(r) = response {
+                let v = if nested { serde_json::json!({"llmContent": r}) } else { r.into() };
+                obj.insert("tool_response".into(), v);
+            }
+            let bytes = serde_json::to_vec(&obj).unwrap_or_default();
+            let stage = Protocol::stage_of(event);
+            match parse_event(&bytes, None) {
+                Ok(Event::Tool(_)) => proptest::prop_assert_eq!(stage, Some(Stage::Tool)),
+                Ok(Event::Prompt(_)) => proptest::prop_assert_eq!(stage, Some(Stage::Prompt)),
+                Ok(Event::Output(_)) => proptest::prop_assert_eq!(stage, Some(Stage::Output)),
+                Err(e) => {
+                    proptest::prop_assert_eq!(e.stage, stage);
+                    proptest::prop_assert!(e.protocol.is_some());
+                }
+            }
+        }
+    }
+
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let deep = format!(
