@@ -419,7 +419,7 @@ fn bad_prompt_and_output_events_are_refused_in_their_shape() {
         ("prompt_not_utf8", b"{\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"\xff\"}", &[]),
     ];
     for (name, bytes, args) in cases {
-        let (code, out, err) = run(d.path(), &bytes, args);
+        let (code, out, err) = run(d.path(), bytes, args);
         let text = format!("exit: {code}\n--- stdout\n{out}\n--- stderr\n{err}");
         // never an allow: a block in the event's shape, or exit 2
         assert!(
