@@ -1,6 +1,7 @@
-//! Arbitrary bytes as `airlock hook` input (every dialect, detected and forced), through the
-//! whole pipeline to the answer, and as a command line for the shell analyser and the
-//! sensitive-path check. Nothing may panic, and no answer to unreadable input may allow.
+//! Arbitrary bytes as `airlock hook` input (every dialect, detected and forced; tool calls,
+//! prompts and tool outputs), through the whole pipeline to the answer, and as a command line
+//! for the shell analyser and the sensitive-path check. Nothing may panic, and no answer to
+//! unreadable input may allow.
 
 #![no_main]
 
@@ -8,7 +9,8 @@ use libfuzzer_sys::fuzz_target;
 
 use airlock_core::Decision;
 use airlock_hook::protocol::Protocol;
-use airlock_hook::{answer, input, tools};
+use airlock_hook::input::Event;
+use airlock_hook::{answer, input, tools, turn};
 
 const HOME: Option<&str> = Some("/home/fuzz");
 
@@ -16,6 +18,10 @@ const HOME: Option<&str> = Some("/home/fuzz");
 fn policy() -> &'static airlock_policy::Policy {
     static P: std::sync::OnceLock<airlock_policy::Policy> = std::sync::OnceLock::new();
     P.get_or_init(|| airlock_policy::Policy::builtin().expect("the built-in policy loads"))
+}
+
+fn text_settings() -> airlock_policy::TextSettings {
+    policy().settings.text
 }
 
 /// libfuzzer-sys installs a panic hook that aborts on every panic, even one caught on purpose:
@@ -39,8 +45,21 @@ fuzz_target!(|data: &[u8]| {
         Some(Protocol::Copilot),
     ];
     for f in forced {
-        match input::parse(data, f) {
-            Ok(call) => {
+        match input::parse_event(data, f) {
+            Ok(Event::Prompt(p)) => {
+                let dir = std::env::temp_dir().join("airlock-fuzz-crisis");
+                let marks = turn::Marks {
+                    data_dir: &dir,
+                    report: &|_| {},
+                };
+                let a = turn::decide_prompt(&p, &text_settings(), &marks);
+                assert!(a.exit == 0 && serde_json::from_str::<serde_json::Value>(&a.stdout).is_ok());
+            }
+            Ok(Event::Output(o)) => {
+                let a = turn::decide_output(&o, &text_settings());
+                assert!(a.exit == 0 && serde_json::from_str::<serde_json::Value>(&a.stdout).is_ok());
+            }
+            Ok(Event::Tool(call)) => {
                 let v = tools::assess_with(policy(), &call, HOME);
                 let a = answer::answer(call.protocol, &v);
                 assert_eq!(a.exit, 0);

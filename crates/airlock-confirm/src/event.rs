@@ -3,7 +3,8 @@
 //! [`airlock_ledger::EventKind`]), so `ledger verify` and `ledger replay` tell it from a
 //! decision by type. Every surface records events through [`record`] (or
 //! `Broker::record_event`): a scanner's verdict, a tool call refused before the policy, a
-//! request refused for its budget, a person's re-approval of an MCP tool, a grant's life cycle.
+//! request refused for its budget, a person's re-approval of an MCP tool, a grant's life cycle,
+//! a session entering or leaving crisis mode.
 //!
 //! A receipt carries hashes, never texts: an event's arguments hold a text's SHA-256, and the
 //! canonical arguments are stored beside the receipt as its payload (a tool-shaped action
@@ -72,6 +73,24 @@ impl GrantChange {
             GrantChange::Confirm => "confirm",
             GrantChange::Revoke => "revoke",
             GrantChange::EndSession => "end_session",
+        }
+    }
+}
+
+/// A session's crisis mode changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrisisChange {
+    /// A crisis verdict on the person's text put the session in crisis mode.
+    Set,
+    /// An approver ended it.
+    Clear,
+}
+
+impl CrisisChange {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrisisChange::Set => "set",
+            CrisisChange::Clear => "clear",
         }
     }
 }
@@ -162,6 +181,15 @@ pub enum Event {
         details: Value,
         grant: Option<String>,
     },
+    /// `session` entered crisis mode (`who` is the agent whose traffic it was) or an approver
+    /// (`who`) ended it. `source` and `rule` are the mark's: the surface and the scanner's rule.
+    Crisis {
+        session: String,
+        who: String,
+        change: CrisisChange,
+        source: String,
+        rule: String,
+    },
 }
 
 impl Event {
@@ -199,6 +227,7 @@ impl Event {
             Event::PinApproval { .. } => EventKind::PinApproval,
             Event::Grant { .. } => EventKind::Grant,
             Event::ToolOutput { .. } => EventKind::ToolOutput,
+            Event::Crisis { .. } => EventKind::Crisis,
         }
     }
 
@@ -314,6 +343,15 @@ impl Event {
                         (true, Some(_)) => "drift",
                     },
                 }),
+            ),
+            Event::Crisis {
+                change,
+                source,
+                rule,
+                ..
+            } => (
+                format!("airlock.crisis.{}", change.as_str()),
+                json!({ "source": source, "rule": rule }),
             ),
         };
         Action::Tool { tool, arguments }
@@ -440,6 +478,32 @@ impl Event {
             Event::ToolOutput { drift: Some(f), .. } => {
                 Assessment::from_findings(vec![f.clone()], f.decision)
             }
+            Event::Crisis {
+                who,
+                change: CrisisChange::Set,
+                source,
+                rule,
+                ..
+            } => one(
+                "crisis.session_set".into(),
+                ReasonCode::SessionCrisis,
+                Decision::Allow,
+                Tier::Safe,
+                Severity::High,
+                format!("crisis verdict from {source} ({rule}) on {who}'s session: crisis mode"),
+            ),
+            Event::Crisis {
+                who,
+                change: CrisisChange::Clear,
+                ..
+            } => one(
+                "crisis.session_cleared".into(),
+                ReasonCode::CrisisCleared,
+                Decision::Allow,
+                Tier::Safe,
+                Severity::Info,
+                format!("{who} ended the session's crisis mode"),
+            ),
         }
     }
 
@@ -467,6 +531,18 @@ impl Event {
                 vec![person.clone()],
                 grant.clone(),
             ),
+            Event::Crisis {
+                session,
+                who,
+                change,
+                ..
+            } => {
+                let approvers = match change {
+                    CrisisChange::Set => vec![],
+                    CrisisChange::Clear => vec![who.clone()],
+                };
+                (who.clone(), session.clone(), approvers, None)
+            }
         };
         RecordContext {
             request_id: None,
@@ -500,6 +576,7 @@ impl Event {
                 Some(_) => "output-contract:flag".into(),
                 None => "output-contract".into(),
             },
+            Event::Crisis { change, .. } => format!("crisis:{}", change.as_str()),
         }
     }
 }

@@ -12,6 +12,7 @@ mod answer;
 mod broker;
 mod code;
 mod config;
+pub mod crisis;
 pub mod decide;
 mod error;
 pub mod event;
@@ -40,7 +41,7 @@ pub use code::MAX_CODE_ATTEMPTS;
 pub use config::{BrokerConfig, LlmConfig, PolicyProvider, WebhookConfig};
 pub use decide::{Decided, decide};
 pub use error::ConfirmError;
-pub use event::{Event, GrantChange, Origin, ScanVerdict};
+pub use event::{CrisisChange, Event, GrantChange, Origin, ScanVerdict};
 pub use metrics::Metrics;
 pub use model::{
     Answer, AnswerScope, Approval, ApprovalEvent, ApprovalStatus, Choice, LlmResult, LlmReview,

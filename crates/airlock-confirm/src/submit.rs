@@ -63,6 +63,9 @@ impl Broker {
         } else {
             crate::hosts::approved_hosts(&self.db().approval_history(crate::hosts::HISTORY).await?)
         };
+        // crisis mode: noticed in this request by the surface, or the session's mark as every
+        // node of the store sees it
+        let crisis = crisis || self.db().crisis_get(&s.session).await?.is_some();
         let ctx = Context {
             agent: Some(s.agent.clone()),
             session: Some(s.session.clone()),

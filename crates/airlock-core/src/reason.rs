@@ -99,6 +99,12 @@ reason_codes! {
     PrivacyPersonal = "PRIVACY_PERSONAL": "text bound for a remote model carries personal data (an e-mail address, phone, card or account number, national id, IP address)",
     /// A tool call's arguments carry an inline secret to a network destination.
     SecretToNetwork = "SECRET_TO_NETWORK": "a tool call sends what looks like an inline secret (a key, token or private key) to a network destination",
+    /// The text is longer than the scan limit: its start and end were scanned, the middle not.
+    TextPartlyScanned = "TEXT_PARTLY_SCANNED": "the text is longer than the scan limit, so only its start and end were scanned",
+    /// A session was marked in crisis (a crisis verdict on the person's text).
+    SessionCrisis = "SESSION_CRISIS": "the session is in crisis mode since a crisis verdict on the person's text",
+    /// An approver ended a session's crisis mode.
+    CrisisCleared = "CRISIS_CLEARED": "an approver ended the session's crisis mode",
 
     // -- policy ----------------------------------------------------------------------------------
     /// A rule of a policy file decided.
@@ -167,6 +173,8 @@ reason_codes! {
     ApprovalCancelled = "APPROVAL_CANCELLED": "a time-locked approval was cancelled before it took effect",
     /// The action waits for an answer.
     ApprovalPending = "APPROVAL_PENDING": "the action waits for a person or the LLM reviewer",
+    /// An ask in a run that has nobody to answer it (`AIRLOCK_ASK=deny`, no daemon answered).
+    NobodyToAsk = "NOBODY_TO_ASK": "the action needs a person and this run has nobody to ask (AIRLOCK_ASK=deny), so it is denied",
     /// The session's agent was denied several times in a row and is told to stop.
     DenialStreak = "DENIAL_STREAK": "several actions in a row were denied in this session: stop trying variations",
     /// The LLM reviewer could not give a usable answer; a person decides instead.

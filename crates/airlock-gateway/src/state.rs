@@ -60,6 +60,9 @@ pub struct AppState {
     pub metric_sources: Vec<MetricSource>,
     /// The key answers are proved with (`daemon.key`), when this gateway has one.
     pub answer_key: Option<Arc<airlock_hook::proof::DaemonKey>>,
+    /// This machine's data directory, whose crisis marks (`airlock_hook::crisis`, kept by the
+    /// hooks) an approver's clearing also removes.
+    pub data_dir: Option<Arc<std::path::PathBuf>>,
     shutdown_tx: Arc<watch::Sender<bool>>,
     pub shutdown: watch::Receiver<bool>,
 }
@@ -74,6 +77,7 @@ impl AppState {
             metrics: Arc::new(HttpMetrics::default()),
             metric_sources: Vec::new(),
             answer_key: None,
+            data_dir: None,
             shutdown_tx: Arc::new(tx),
             shutdown: rx,
         }
@@ -88,6 +92,12 @@ impl AppState {
     /// Proves every answer to a request that carries a nonce with `key` (see `proof`).
     pub fn with_answer_key(mut self, key: airlock_hook::proof::DaemonKey) -> AppState {
         self.answer_key = Some(Arc::new(key));
+        self
+    }
+
+    /// The data directory of this machine's hooks (see `data_dir`).
+    pub fn with_data_dir(mut self, dir: std::path::PathBuf) -> AppState {
+        self.data_dir = Some(Arc::new(dir));
         self
     }
 

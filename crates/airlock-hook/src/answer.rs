@@ -6,7 +6,7 @@ use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use serde::Serialize;
 
 use crate::input::{InputError, bounded};
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, Stage};
 use crate::tools::{Subject, Verdict};
 
 /// Exit code that Claude Code, Codex, Gemini CLI and Copilot all treat as "block this tool
@@ -40,7 +40,7 @@ pub fn answer_with(
 ) -> Answer {
     let a = &v.assessment;
     let reason = reason_text(protocol, v);
-    let notice = (a.decision != Decision::Allow).then(|| notice(v));
+    let notice = (a.decision != Decision::Allow).then(|| notice(protocol, v));
     let stdout = match protocol {
         Protocol::Claude | Protocol::Codex => {
             // Codex rejects `allow` without a rewrite and has no `ask`: its allow is an empty
@@ -81,12 +81,18 @@ pub fn answer_with(
     }
 }
 
-/// The answer to input that could not be read: a deny in the dialect's shape when the dialect is
-/// known, otherwise exit 2 with the reason on stderr. Never an allow.
+/// The answer to input that could not be read: a deny in the dialect's and event's shape when
+/// both are known (a prompt refused, a tool output treated as untrusted: `turn::reply::refuse`);
+/// exit 2 with the reason on stderr when the event is not known, which every agent but Copilot
+/// reads as a block at every stage (Copilot, whose only answered event is the tool call, gets
+/// its deny). Never an allow.
 pub fn refuse(err: &InputError) -> Answer {
     let line = format!("airlock hook: {}: {}", err.code, err.message);
-    match err.protocol {
-        Some(p) => {
+    match (err.protocol, err.stage) {
+        (Some(p), Some(s @ (Stage::Prompt | Stage::Output))) => {
+            crate::turn::reply::refuse(err, p, s)
+        }
+        (Some(p), stage) if stage.is_some() || p == Protocol::Copilot => {
             let finding = Finding::new(
                 "hook.input",
                 err.code,
@@ -110,9 +116,9 @@ pub fn refuse(err: &InputError) -> Answer {
             a.stderr = format!("{line}\n");
             a
         }
-        None => Answer {
+        _ => Answer {
             stdout: String::new(),
-            stderr: format!("{line}\nairlock hook: blocking the tool call (exit {EXIT_BLOCK})\n"),
+            stderr: format!("{line}\nairlock hook: blocking (exit {EXIT_BLOCK})\n"),
             exit: EXIT_BLOCK,
         },
     }
@@ -237,20 +243,50 @@ fn reason_text(protocol: Protocol, v: &Verdict) -> String {
     out
 }
 
-/// One line for the person watching the agent.
-fn notice(v: &Verdict) -> String {
-    let verb = match v.assessment.decision {
-        Decision::Deny => "blocked",
-        Decision::Ask => "asks about",
-        Decision::Allow => "allowed",
-    };
+/// One line for the person watching the agent. Codex's ask is a deny (its hooks cannot ask), and
+/// the line says so rather than "asks about".
+fn notice(protocol: Protocol, v: &Verdict) -> String {
     let rule = v
         .assessment
         .reasons
         .first()
         .map(|f| format!(" ({})", f.rule_id))
         .unwrap_or_default();
-    format!("airlock {verb} {}{rule}", what(v))
+    let what = what(v);
+    match (v.assessment.decision, protocol) {
+        (Decision::Ask, Protocol::Codex) => format!(
+            "airlock blocked {what}{rule}: it needs a person's approval, which a Codex hook cannot ask for"
+        ),
+        (Decision::Deny, _) => format!("airlock blocked {what}{rule}"),
+        (Decision::Ask, _) => format!("airlock asks about {what}{rule}"),
+        (Decision::Allow, _) => format!("airlock allowed {what}{rule}"),
+    }
+}
+
+/// `AIRLOCK_ASK=deny`: an ask nobody took (no daemon answered) is denied with a reason, for runs
+/// where nobody can answer the agent's own prompt (Gemini CLI's `-p` runs turn an `ask` into a
+/// prompt and wait for ever). Any other value, or none, keeps the agent's own prompt.
+pub fn deny_unanswered_asks() -> bool {
+    std::env::var("AIRLOCK_ASK").is_ok_and(|v| v == "deny")
+}
+
+/// The verdict of an ask that nobody can answer in this run: a deny with `NOBODY_TO_ASK`.
+pub fn nobody_to_ask(mut v: Verdict) -> Verdict {
+    let f = Finding::new(
+        "hook.nobody_to_ask",
+        ReasonCode::NobodyToAsk,
+        Decision::Deny,
+        v.assessment.tier,
+        Severity::High,
+        "this needs a person's approval, and this run has nobody to ask (AIRLOCK_ASK=deny; run \
+         `airlock serve` to have a person answer through the inbox)",
+    )
+    .with_remediation(
+        "Ask the user to run it themselves or to approve it in an interactive session.",
+    );
+    v.assessment.reasons.insert(0, f);
+    v.assessment.decision = Decision::Deny;
+    v
 }
 
 fn tier(t: Tier) -> String {
@@ -366,6 +402,7 @@ mod tests {
             code: ReasonCode::MalformedInput,
             message: "bad".into(),
             protocol: None,
+            stage: None,
         };
         let a = refuse(&e);
         assert_eq!(a.exit, EXIT_BLOCK);

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_wire::{ActionAnswer, ActionRequest, ActionStatus};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::endpoint::Endpoint;
 use crate::http::{Loopback, Transport};
@@ -73,11 +73,7 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
     if ep.token.is_none() {
         return Escalated::Verdict(verdict);
     }
-    let session = std::env::var("AIRLOCK_SESSION")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or_else(|| call.session.clone())
-        .unwrap_or_else(|| format!("{}-hook", call.protocol.name()));
+    let session = crate::crisis::session_key(call.protocol, call.session.as_deref());
     let request = ActionRequest::new(action, session).in_dir(call.cwd.as_deref());
     let body = match serde_json::to_value(&request) {
         Ok(v) => v,
@@ -109,6 +105,42 @@ pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalat
             eprintln!("airlock hook: the daemon could not take this approval ({e:#}); asking here");
             Escalated::Verdict(verdict)
         }
+    }
+}
+
+/// Tells the daemon, if one runs, that `mark.session` is in crisis: it keeps the state in its
+/// store for every node and records it as a receipt. Best effort and short (2 s at most): the
+/// person's prompt never waits on anyone, and the mark in the data directory stands anyway.
+pub fn report_crisis(mark: &crate::crisis::Mark, handoff: &Handoff) {
+    let Some(ep) = Endpoint::discover(&handoff.data_dir, None, None, true) else {
+        return;
+    };
+    if ep.token.is_none() {
+        return;
+    }
+    let transport: anyhow::Result<Box<dyn Transport>> =
+        match Loopback::for_url(&ep.url, ep.token.clone()) {
+            // a daemon that cannot prove the data directory's key is no daemon
+            Some(_) if ep.key.is_none() => return,
+            Some(l) => Ok(Box::new(l.with_key(ep.key.clone()))),
+            None => match &handoff.remote {
+                Remote::Delegate => {
+                    eprintln!(
+                        "airlock hook: the daemon at {} is not on loopback; the crisis mark stays \
+                         in {} only",
+                        ep.url,
+                        handoff.data_dir.display()
+                    );
+                    return;
+                }
+                Remote::Connect(connect) => connect(&ep),
+            },
+        };
+    let body = json!({"session": mark.session, "source": mark.source, "rule": mark.rule});
+    if let Err(e) =
+        transport.and_then(|t| t.call("POST", "/v1/crisis", Some(&body), Duration::from_secs(2)))
+    {
+        eprintln!("airlock hook: the daemon did not take the crisis mark ({e:#})");
     }
 }
 

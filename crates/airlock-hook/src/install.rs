@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::ordered::Json;
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, Stage};
 
 /// `airlock hook install <agent> [--merge FILE] [--command CMD]`: prints the settings entry, or
 /// merges it into `merge`. `program` is what the agent runs; default: `airlock-hook` beside the
@@ -34,12 +34,23 @@ pub fn run(agent: &str, merge: Option<PathBuf>, program: Option<String>) -> Resu
             );
         }
         Some(path) => {
-            let outcome = merge_file(&path, agent, &command)?;
-            eprintln!("airlock: {}", outcome.describe(&path));
+            let m = merge_file(&path, agent, &command)?;
+            eprintln!("airlock: {}", m.outcome.describe(&path, m.backup));
         }
+    }
+    if agent == Protocol::Codex {
+        eprintln!("{CODEX_TRUST}");
     }
     Ok(0)
 }
+
+/// Printed by every `hook install codex`: Codex skips a hook nobody trusted, without a word.
+pub const CODEX_TRUST: &str = "\
+airlock: IMPORTANT: Codex runs a hook only after a person trusts its exact entry. Until then,
+  and again after any change to the entry (this install included), `codex` and `codex exec`
+  run every tool call WITHOUT airlock and say nothing. Trust it now: start `codex`, open
+  `/hooks`, and trust each airlock entry (PreToolUse, UserPromptSubmit, PostToolUse).
+  `airlock hook status codex` tells whether the hook is installed, trusted and answering.";
 
 /// The name of the lean hook binary.
 pub const LEAN: &str = "airlock-hook";
@@ -77,12 +88,30 @@ fn default_program() -> String {
     }
 }
 
-fn settings_hint(agent: Protocol) -> &'static str {
+/// Where the agent reads the user's hook settings: `CLAUDE_CONFIG_DIR` and `CODEX_HOME` move
+/// Claude Code's and Codex's, as the agents themselves honour them.
+pub fn settings_hint(agent: Protocol) -> String {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     match agent {
-        Protocol::Claude => "~/.claude/settings.json",
-        Protocol::Codex => "~/.codex/hooks.json",
-        Protocol::Gemini => "~/.gemini/settings.json",
-        Protocol::Copilot => "~/.copilot/hooks/airlock.json",
+        Protocol::Claude => match env("CLAUDE_CONFIG_DIR") {
+            Some(d) => format!("{}/settings.json", d.trim_end_matches('/')),
+            None => "~/.claude/settings.json".into(),
+        },
+        Protocol::Codex => match env("CODEX_HOME") {
+            Some(d) => format!("{}/hooks.json", d.trim_end_matches('/')),
+            None => "~/.codex/hooks.json".into(),
+        },
+        Protocol::Gemini => "~/.gemini/settings.json".into(),
+        Protocol::Copilot => "~/.copilot/hooks/airlock.json".into(),
+    }
+}
+
+/// [`settings_hint`] as a path on this machine (`~` is the home directory); `None` without one.
+pub fn settings_path(agent: Protocol) -> Option<PathBuf> {
+    let hint = settings_hint(agent);
+    match hint.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().map(|h| h.join(rest)),
+        None => Some(PathBuf::from(hint)),
     }
 }
 
@@ -110,28 +139,32 @@ fn handler(agent: Protocol, command: &str) -> Json {
 }
 
 /// What goes in the event's array: a matcher group, or (Copilot) the handler itself.
-fn event_item(agent: Protocol, command: &str) -> Json {
-    match agent {
+fn event_item(agent: Protocol, stage: Stage, command: &str) -> Json {
+    let hooks = ("hooks", Json::Array(vec![handler(agent, command)]));
+    match (agent, stage) {
+        (Protocol::Copilot, _) => handler(agent, command),
+        // The prompt events take no tool matcher.
+        (_, Stage::Prompt) => Json::obj([hooks]),
         // Every tool: a firewall that sees only some actions guards only some actions.
-        Protocol::Claude | Protocol::Codex => Json::obj([
-            ("matcher", Json::str("*")),
-            ("hooks", Json::Array(vec![handler(agent, command)])),
-        ]),
+        (Protocol::Claude | Protocol::Codex, _) => Json::obj([("matcher", Json::str("*")), hooks]),
         // Gemini's matcher is a regular expression.
-        Protocol::Gemini => Json::obj([
-            ("matcher", Json::str(".*")),
-            ("hooks", Json::Array(vec![handler(agent, command)])),
-        ]),
-        Protocol::Copilot => handler(agent, command),
+        (Protocol::Gemini, _) => Json::obj([("matcher", Json::str(".*")), hooks]),
     }
 }
 
-/// The whole settings fragment, as printed.
+/// The whole settings fragment, as printed: one entry per event the hook handles.
 fn fragment(agent: Protocol, command: &str) -> Json {
-    let hooks = Json::Object(vec![(
-        agent.event_name().to_string(),
-        Json::Array(vec![event_item(agent, command)]),
-    )]);
+    let hooks = Json::Object(
+        Stage::ALL
+            .iter()
+            .map(|s| {
+                (
+                    agent.event(*s).to_string(),
+                    Json::Array(vec![event_item(agent, *s, command)]),
+                )
+            })
+            .collect(),
+    );
     match agent {
         Protocol::Copilot => Json::obj([("version", Json::int(1)), ("hooks", hooks)]),
         _ => Json::obj([("hooks", hooks)]),
@@ -151,22 +184,31 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn describe(self, path: &Path) -> String {
+    /// `backup`: the previous file was kept as `<path>.bak` (there was one).
+    fn describe(self, path: &Path, backup: bool) -> String {
         let p = path.display();
+        let kept = if backup {
+            format!(" (previous file kept as {p}.bak)")
+        } else {
+            String::new()
+        };
         match self {
-            Outcome::Added => {
-                format!("added the airlock hook to {p} (previous file kept as {p}.bak)")
-            }
-            Outcome::Updated => {
-                format!("updated the airlock hook in {p} (previous file kept as {p}.bak)")
-            }
+            Outcome::Added => format!("added the airlock hook to {p}{kept}"),
+            Outcome::Updated => format!("updated the airlock hook in {p}{kept}"),
             Outcome::Unchanged => format!("the airlock hook is already in {p}; nothing changed"),
         }
     }
 }
 
-/// Merges the entry into the file at `path`, creating it (and its directory) if missing.
-pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Outcome> {
+/// What a merge did and whether a backup was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merged {
+    pub outcome: Outcome,
+    pub backup: bool,
+}
+
+/// Merges the entries into the file at `path`, creating it (and its directory) if missing.
+pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Merged> {
     // Settings are often symlinks into a dotfiles repository: write through to the target.
     let path = match fs::canonicalize(path) {
         Ok(p) => p,
@@ -189,14 +231,41 @@ pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Outcome
     let outcome = merge(&mut root, agent, command)
         .map_err(|e| anyhow::anyhow!("{}: {e}; fix it or merge by hand", path.display()))?;
     if outcome == Outcome::Unchanged {
-        return Ok(outcome);
+        return Ok(Merged {
+            outcome,
+            backup: false,
+        });
     }
     write_atomically(&path, &format!("{}\n", pretty(&root)?), existing.is_some())?;
-    Ok(outcome)
+    Ok(Merged {
+        outcome,
+        backup: existing.is_some(),
+    })
 }
 
-/// Merges the entry into a parsed settings document.
+/// Merges one entry per event the hook handles into a parsed settings document: `Added` when
+/// none was there, `Unchanged` when all were, `Updated` otherwise.
 pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<Outcome, String> {
+    let mut outcomes = Vec::new();
+    for stage in Stage::ALL {
+        outcomes.push(merge_event(root, agent, stage, command)?);
+    }
+    Ok(if outcomes.iter().all(|o| *o == Outcome::Added) {
+        Outcome::Added
+    } else if outcomes.iter().all(|o| *o == Outcome::Unchanged) {
+        Outcome::Unchanged
+    } else {
+        Outcome::Updated
+    })
+}
+
+/// Merges the entry of one event.
+fn merge_event(
+    root: &mut Json,
+    agent: Protocol,
+    stage: Stage,
+    command: &str,
+) -> Result<Outcome, String> {
     if !matches!(root, Json::Object(_)) {
         return Err(format!(
             "the settings must be a JSON object, not {}",
@@ -212,7 +281,7 @@ pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<Outcome,
     if !matches!(hooks, Json::Object(_)) {
         return Err(format!("`hooks` must be an object, not {}", hooks.kind()));
     }
-    let event = agent.event_name();
+    let event = agent.event(stage);
     let list = hooks
         .entry(event, Json::Array(Vec::new()), false)
         .ok_or("`hooks` must be an object")?;
@@ -267,7 +336,7 @@ pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<Outcome,
         Some(Outcome::Unchanged) if duplicates => Ok(Outcome::Updated),
         Some(o) => Ok(o),
         None => {
-            items.push(event_item(agent, command));
+            items.push(event_item(agent, stage, command));
             Ok(Outcome::Added)
         }
     }
@@ -432,7 +501,8 @@ mod tests {
             Ok(Outcome::Updated)
         );
         let t = text(&v);
-        assert_eq!(t.matches("airlock hook").count(), 1, "{t}");
+        // one per event: PreToolUse (the old entry, updated), UserPromptSubmit, PostToolUse
+        assert_eq!(t.matches("airlock hook").count(), 3, "{t}");
         assert!(t.contains("/new/airlock hook --agent claude"));
         assert!(t.contains("lint.sh"));
     }
@@ -457,7 +527,42 @@ mod tests {
         );
         assert_eq!(
             text(&v),
-            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":90}]}}"#
+            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":90}],"userPromptSubmitted":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":90}],"postToolUse":[{"type":"command","bash":"airlock hook --agent copilot","timeoutSec":90}]}}"#
         );
+    }
+
+    #[test]
+    fn every_event_of_every_agent_is_registered_once() {
+        for agent in Protocol::ALL {
+            let mut v = parse("{}");
+            let cmd = format!("airlock-hook --agent {}", agent.name());
+            assert_eq!(merge(&mut v, agent, &cmd), Ok(Outcome::Added));
+            assert_eq!(merge(&mut v, agent, &cmd), Ok(Outcome::Unchanged));
+            let t = text(&v);
+            for stage in Stage::ALL {
+                let event = agent.event(stage);
+                assert_eq!(t.matches(&format!("\"{event}\"")).count(), 1, "{t}");
+            }
+            assert_eq!(t.matches("airlock-hook").count(), 3, "{t}");
+        }
+        // the prompt event takes no tool matcher
+        let t = text(&fragment(Protocol::Gemini, "airlock-hook --agent gemini"));
+        assert!(t.contains(r#""BeforeAgent":[{"hooks":"#), "{t}");
+    }
+
+    #[test]
+    fn a_new_file_claims_no_backup() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = d.path().join("sub/settings.json");
+        let m = merge_file(&p, Protocol::Claude, "airlock-hook --agent claude")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((m.outcome, m.backup), (Outcome::Added, false));
+        assert!(!m.outcome.describe(&p, m.backup).contains(".bak"));
+        assert!(!d.path().join("sub/settings.json.bak").exists());
+        let m = merge_file(&p, Protocol::Claude, "/other/airlock-hook --agent claude")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((m.outcome, m.backup), (Outcome::Updated, true));
+        assert!(m.outcome.describe(&p, m.backup).contains(".bak"));
+        assert!(d.path().join("sub/settings.json.bak").exists());
     }
 }

@@ -1,9 +1,12 @@
-//! `airlock hook`: the pre-tool hook for coding agents (Claude Code and Codex `PreToolUse`,
-//! Gemini CLI `BeforeTool`, GitHub Copilot `preToolUse`). One tool call in on stdin, one answer
-//! out in the agent's own dialect.
+//! `airlock hook`: the hook for coding agents' whole turn. Before a tool runs (Claude Code and
+//! Codex `PreToolUse`, Gemini CLI `BeforeTool`, GitHub Copilot `preToolUse`) it decides the call;
+//! on the person's prompt and on a tool's output (`UserPromptSubmit`/`BeforeAgent`/
+//! `userPromptSubmitted`, `PostToolUse`/`AfterTool`/`postToolUse`) it scans the text (`turn`).
+//! One event in on stdin, one answer out in the agent's own dialect.
 //!
-//! The pipeline is `input` (bytes → tool call, dialect detected) → `tools` (tool call →
-//! assessment) → `answer` (assessment → the dialect's JSON). An `ask` is answered with the
+//! The pre-tool pipeline is `input` (bytes → tool call, dialect detected) → `tools` (tool call →
+//! assessment, in crisis mode when the session is marked, `crisis`) → `answer` (assessment →
+//! the dialect's JSON). An `ask` is answered with the
 //! agent's own prompt, unless `airlock serve` runs: then `daemon` takes the `ask` between `tools`
 //! and `answer` and turns it into a person's allow or deny (or a timeout's deny).
 //!
@@ -19,6 +22,7 @@
 //! input and internal errors (panics included) become a deny.
 
 pub mod answer;
+pub mod crisis;
 pub mod daemon;
 pub mod endpoint;
 pub mod http;
@@ -29,6 +33,7 @@ pub mod proof;
 pub mod protocol;
 pub mod sandbox;
 pub mod tools;
+pub mod turn;
 
 use std::io::{IsTerminal, Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -42,8 +47,8 @@ use airlock_core::{Decision, ReasonCode};
 
 use answer::{Answer, EXIT_BLOCK};
 use daemon::{Escalated, Handoff};
-use input::{InputError, MAX_INPUT, ToolCall};
-use protocol::Protocol;
+use input::{Event, InputError, MAX_EVENT_INPUT, ToolCall};
+use protocol::{Protocol, Stage};
 
 /// The exit code for a hook invocation whose command line could not be parsed: it must block
 /// the tool call rather than exit with a code the agent reads as "go ahead".
@@ -71,6 +76,7 @@ pub fn respond(forced: Option<Protocol>, handoff: &Handoff) -> u8 {
                 code: ReasonCode::MalformedInput,
                 message,
                 protocol: forced,
+                stage: None,
             }));
         }
     };
@@ -96,7 +102,7 @@ fn read_stdin() -> Result<Vec<u8>, String> {
     // One byte past the limit is enough to know the input is too large.
     stdin
         .lock()
-        .take(MAX_INPUT as u64 + 1)
+        .take(MAX_EVENT_INPUT as u64 + 1)
         .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read stdin: {e}"))?;
     Ok(buf)
@@ -145,56 +151,109 @@ fn decide_within(
     deadline: Duration,
 ) -> Decided {
     let mut seen = forced;
-    let result = catch_unwind(AssertUnwindSafe(|| match input::parse(bytes, forced) {
-        Ok(call) => {
-            seen = Some(call.protocol);
-            let assessed = if tools::is_shell(&call) {
-                assess_with_deadline(&call, home, deadline)
-            } else {
-                Some(assess(&call, home))
-            };
-            let (mut verdict, ran_in) = match assessed {
-                Some((v, dir)) => (v, dir),
-                None => (tools::timed_out(&call, deadline), None),
-            };
-            if let Some(f) = sandbox::escape_finding(&call) {
-                verdict.assessment.push(f);
+    let mut stage = None;
+    let data_dir = match handoff {
+        Some(h) => h.data_dir.clone(),
+        None => endpoint::data_dir_from_env(),
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        match input::parse_event(bytes, forced) {
+            Ok(Event::Prompt(p)) => {
+                seen = Some(p.protocol);
+                stage = Some(Stage::Prompt);
+                let settings = turn::settings(p.cwd.as_deref().map(Path::new));
+                let report = |m: &crisis::Mark| {
+                    if let Some(h) = handoff {
+                        daemon::report_crisis(m, h);
+                    }
+                };
+                let marks = turn::Marks {
+                    data_dir: &data_dir,
+                    report: &report,
+                };
+                Decided::Answer(turn::decide_prompt(&p, &settings, &marks))
             }
-            // The daemon decides with the policy of the directory whose policy decided here
-            // (`cd proj && …` is judged with proj's), so its answer cannot be a looser one.
-            let escalated_call = match ran_in {
-                Some(dir) => {
-                    let mut c = call.clone();
-                    c.cwd = Some(dir);
-                    c
-                }
-                None => call.clone(),
-            };
-            let escalated = match handoff {
-                Some(h) => daemon::escalate(&escalated_call, verdict, h),
-                None => Escalated::Verdict(verdict),
-            };
-            match escalated {
-                Escalated::Verdict(v) => {
-                    let rewritten = match v.assessment.decision {
-                        Decision::Allow => sandbox::Wrap::from_env().and_then(|w| w.rewrite(&call)),
-                        _ => None,
-                    };
-                    Decided::Answer(answer::answer_with(call.protocol, &v, rewritten))
-                }
-                Escalated::Delegate(v) => Decided::Delegate {
-                    protocol: call.protocol,
-                    local: answer::answer(call.protocol, &v),
-                },
+            Ok(Event::Output(o)) => {
+                seen = Some(o.protocol);
+                stage = Some(Stage::Output);
+                let settings = turn::settings(o.cwd.as_deref().map(Path::new));
+                Decided::Answer(turn::decide_output(&o, &settings))
             }
+            Ok(Event::Tool(call)) => {
+                seen = Some(call.protocol);
+                stage = Some(Stage::Tool);
+                let in_crisis = crisis::get(
+                    &data_dir,
+                    &crisis::session_key(call.protocol, call.session.as_deref()),
+                )
+                .is_some();
+                let assessed = if tools::is_shell(&call) {
+                    assess_with_deadline(&call, home, in_crisis, deadline)
+                } else {
+                    Some(assess(&call, home, in_crisis))
+                };
+                let (mut verdict, ran_in) = match assessed {
+                    Some((v, dir)) => (v, dir),
+                    None => (tools::timed_out(&call, deadline), None),
+                };
+                if let Some(f) = sandbox::escape_finding(&call) {
+                    verdict.assessment.push(f);
+                }
+                // The daemon decides with the policy of the directory whose policy decided here
+                // (`cd proj && …` is judged with proj's), so its answer cannot be a looser one.
+                let escalated_call = match ran_in {
+                    Some(dir) => {
+                        let mut c = call.clone();
+                        c.cwd = Some(dir);
+                        c
+                    }
+                    None => call.clone(),
+                };
+                let escalated = match handoff {
+                    Some(h) => daemon::escalate(&escalated_call, verdict, h),
+                    None => Escalated::Verdict(verdict),
+                };
+                match escalated {
+                    Escalated::Verdict(v) => {
+                        // an ask still open here goes to the agent's own prompt, unless this
+                        // run has nobody to answer it
+                        let v = if v.assessment.decision == Decision::Ask
+                            && answer::deny_unanswered_asks()
+                        {
+                            answer::nobody_to_ask(v)
+                        } else {
+                            v
+                        };
+                        let rewritten = match v.assessment.decision {
+                            Decision::Allow => {
+                                sandbox::Wrap::from_env().and_then(|w| w.rewrite(&call))
+                            }
+                            _ => None,
+                        };
+                        Decided::Answer(answer::answer_with(call.protocol, &v, rewritten))
+                    }
+                    Escalated::Delegate(v) => {
+                        let v = if answer::deny_unanswered_asks() {
+                            answer::nobody_to_ask(v)
+                        } else {
+                            v
+                        };
+                        Decided::Delegate {
+                            protocol: call.protocol,
+                            local: answer::answer(call.protocol, &v),
+                        }
+                    }
+                }
+            }
+            Err(e) => Decided::Answer(answer::refuse(&e)),
         }
-        Err(e) => Decided::Answer(answer::refuse(&e)),
     }));
     result.unwrap_or_else(|_| {
         Decided::Answer(answer::refuse(&InputError {
             code: ReasonCode::InternalError,
-            message: "airlock failed internally while checking this tool call".to_string(),
+            message: "airlock failed internally while checking this event".to_string(),
             protocol: seen,
+            stage,
         }))
     })
 }
@@ -267,24 +326,25 @@ fn is_program(p: &Path) -> bool {
 fn assess_with_deadline(
     call: &ToolCall,
     home: Option<&str>,
+    crisis: bool,
     deadline: Duration,
 ) -> Option<(tools::Verdict, Option<String>)> {
     let owned = call.clone();
     let home = home.map(str::to_string);
-    within(deadline, move || assess(&owned, home.as_deref()))
+    within(deadline, move || assess(&owned, home.as_deref(), crisis))
 }
 
 /// Loads the effective policy found from the call's working directory (the built-in layer plus
 /// the user, project and managed files) and decides; a policy that does not load denies. A shell
 /// command is also judged with the policy of every other directory it will run in (the `cd`
 /// targets of the line), and the strictest verdict stands; the directory whose policy gave it
-/// is returned when it is not the call's own.
-fn assess(call: &ToolCall, home: Option<&str>) -> (tools::Verdict, Option<String>) {
+/// is returned when it is not the call's own. `crisis`: the session is in crisis mode.
+fn assess(call: &ToolCall, home: Option<&str>, crisis: bool) -> (tools::Verdict, Option<String>) {
     let here = std::env::current_dir().ok();
     let cwd = call.cwd.as_deref().map(PathBuf::from).or(here);
     let sources = policy_sources(cwd.as_deref());
     let mut verdict = match airlock_policy::Policy::load(&sources) {
-        Ok(policy) => tools::assess_with(&policy, call, home),
+        Ok(policy) => tools::assess_in(&policy, call, home, crisis),
         Err(e) => return (tools::policy_failed(call, &e.to_string()), None),
     };
     let mut decided_in = None;
@@ -299,7 +359,7 @@ fn assess(call: &ToolCall, home: Option<&str>) -> (tools::Verdict, Option<String
         let mut there = call.clone();
         there.cwd = Some(dir.display().to_string());
         let v = match airlock_policy::Policy::load(&other) {
-            Ok(policy) => tools::assess_with(&policy, &there, home),
+            Ok(policy) => tools::assess_in(&policy, &there, home, crisis),
             Err(e) => tools::policy_failed(&there, &e.to_string()),
         };
         let rank = |v: &tools::Verdict| (v.assessment.decision, v.assessment.tier);

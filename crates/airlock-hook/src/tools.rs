@@ -42,6 +42,12 @@ pub fn policy_failed(call: &ToolCall, why: &str) -> Verdict {
 /// Decides on one tool call with the effective policy. `home` is the user's home directory,
 /// for `~` in paths.
 pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verdict {
+    assess_in(policy, call, home, false)
+}
+
+/// [`assess_with`] for a session that may be in crisis mode (`crisis`): the policy's crisis
+/// support tools are then never gated and its crisis decision tools need a person.
+pub fn assess_in(policy: &Policy, call: &ToolCall, home: Option<&str>, crisis: bool) -> Verdict {
     let name = call.tool.to_ascii_lowercase();
     let ctx = Context {
         agent: std::env::var("AIRLOCK_PRINCIPAL")
@@ -52,6 +58,7 @@ pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verd
         channel: Some(airlock_policy::Channel::Terminal),
         cwd: call.cwd.clone(),
         home: home.map(str::to_string),
+        crisis,
         ..Context::default()
     }
     .with_env_facts();

@@ -106,6 +106,9 @@ pub enum EventKind {
     /// A tool's output as airlock saw it (its SHA-256 in `output_sha256`), checked against the
     /// output schema its declaration pins.
     ToolOutput,
+    /// A session was put in crisis mode (a crisis verdict on the person's text), or an
+    /// approver ended its crisis mode.
+    Crisis,
 }
 
 impl EventKind {
@@ -117,6 +120,7 @@ impl EventKind {
             EventKind::PinApproval => "pin_approval",
             EventKind::Grant => "grant",
             EventKind::ToolOutput => "tool_output",
+            EventKind::Crisis => "crisis",
         }
     }
 
@@ -132,6 +136,8 @@ impl EventKind {
             | "airlock.grant.confirm"
             | "airlock.grant.revoke"
             | "airlock.grant.end_session" => Some(EventKind::Grant),
+            // named so since events have had a type; read by name like the others
+            "airlock.crisis.set" | "airlock.crisis.clear" => Some(EventKind::Crisis),
             _ => None,
         }
     }

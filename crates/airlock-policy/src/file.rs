@@ -36,6 +36,9 @@ pub struct PolicyFile {
     /// Hosts the project's code and past approved actions use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsSpec>,
+    /// What the hooks do with a flagged prompt or tool output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<TextSpec>,
     /// Examples run by `airlock policy test`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<ExampleSpec>,
@@ -320,6 +323,44 @@ pub enum OutputDrift {
     Deny,
     /// Passed on with a warning the model reads first.
     Flag,
+}
+
+/// What happens to a person's prompt the text scanner reads as a jailbreak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptHandling {
+    /// The prompt goes through with a warning added to the model's context.
+    Annotate,
+    /// The prompt is refused with a reason the person reads.
+    Block,
+}
+
+/// What happens to a tool's output in which the text scanner finds instructions for the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputHandling {
+    /// The model is told, with the spans, that the output carries instructions it must not
+    /// follow.
+    Annotate,
+    /// As `annotate`, and the output is kept from the model where the agent allows it.
+    Withhold,
+}
+
+/// `[text]`: the hooks' handling of flagged texts (a crisis is never blocked: its guidance is
+/// added to the model's context).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextSpec {
+    /// A jailbreak in the person's prompt (built-in: `block`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jailbreak: Option<PromptHandling>,
+    /// Instructions in a tool's output (built-in: `annotate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injection: Option<OutputHandling>,
+    /// The most bytes of one text scanned (built-in: 262144); a longer text is scanned in its
+    /// first three quarters and last quarter of this, and the model is told so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_limit: Option<u64>,
 }
 
 /// Crisis mode: which tools support a person and which decide for them.

@@ -25,9 +25,12 @@ pub mod tiers;
 pub use error::PolicyError;
 pub use eval::{Context, PolicyVerdict, Step, load_error};
 pub use facts::{git_branch, kube_current_context};
-pub use file::{Confirmers, OutputDrift, PolicyFile, Profile, SideEffects};
+pub use file::{
+    Confirmers, OutputDrift, OutputHandling, PolicyFile, Profile, PromptHandling, SideEffects,
+    TextSpec,
+};
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};
 pub use policy::{BUILTIN, Policy, Sources};
 pub use risk::ScorePart;
-pub use tiers::{Channel, Requirement, parse_duration};
+pub use tiers::{Channel, Requirement, TextSettings, parse_duration};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use airlock_core::{Severity, Tier};
 use serde::Serialize;
 
-use crate::file::{Confirmers, PolicyFile, Profile};
+use crate::file::{Confirmers, OutputHandling, PolicyFile, Profile, PromptHandling};
 use crate::layer::LayerKind;
 
 /// Where a request came from, for risk thresholds.
@@ -157,6 +157,23 @@ pub struct Settings {
     pub allow_broad_grants: bool,
     pub crisis_support: Vec<String>,
     pub crisis_decision: Vec<String>,
+    /// The hooks' handling of flagged texts (`[text]`).
+    pub text: TextSettings,
+}
+
+/// The merged `[text]` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TextSettings {
+    pub jailbreak: PromptHandling,
+    pub injection: OutputHandling,
+    /// Bytes of one text scanned, at least 4 KiB and at most the scanner's 1 MiB.
+    pub scan_limit: usize,
+}
+
+impl TextSettings {
+    /// Bounds of `scan_limit`.
+    pub const MIN_SCAN: usize = 4 << 10;
+    pub const MAX_SCAN: usize = 1 << 20;
 }
 
 impl Settings {
@@ -197,6 +214,11 @@ impl Settings {
             allow_broad_grants: false,
             crisis_support: Vec::new(),
             crisis_decision: Vec::new(),
+            text: TextSettings {
+                jailbreak: PromptHandling::Block,
+                injection: OutputHandling::Annotate,
+                scan_limit: 256 << 10,
+            },
         }
     }
 
@@ -331,6 +353,22 @@ impl Settings {
         }
         if let Some(b) = f.policy.allow_broad_grants {
             self.allow_broad_grants = b;
+        }
+        if let Some(t) = &f.text {
+            let text = &mut self.text;
+            if let Some(j) = t.jailbreak {
+                text.jailbreak = if tighten { text.jailbreak.max(j) } else { j };
+            }
+            if let Some(i) = t.injection {
+                text.injection = if tighten { text.injection.max(i) } else { i };
+            }
+            if let Some(n) = t.scan_limit {
+                let n = usize::try_from(n)
+                    .unwrap_or(usize::MAX)
+                    .clamp(TextSettings::MIN_SCAN, TextSettings::MAX_SCAN);
+                // A smaller window scans less: only the user layer may choose it.
+                text.scan_limit = if tighten { text.scan_limit.max(n) } else { n };
+            }
         }
         if let Some(c) = &f.crisis {
             self.crisis_support.extend(c.support_tools.iter().cloned());

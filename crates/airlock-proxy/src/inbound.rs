@@ -123,6 +123,23 @@ impl Proxy {
                     "crisis-support"
                 };
                 self.note(who, p, r.verdict, handling, false).await?;
+                // the person's own words put the session in crisis mode, for every surface
+                if p.role == "user" {
+                    let rule = r
+                        .matches
+                        .iter()
+                        .find(|m| m.rule_id.starts_with("crisis."))
+                        .map_or_else(|| r.verdict.as_str().to_string(), |m| m.rule_id.clone());
+                    let origin = airlock_confirm::Origin {
+                        agent: who.agent.clone(),
+                        session: who.session.clone(),
+                    };
+                    // The mark must never turn the person away: a store that fails here is
+                    // logged, and the answer still goes to the crisis route.
+                    if let Err(e) = self.broker.mark_crisis(&origin, "proxy", &rule).await {
+                        tracing::error!("could not mark session {} in crisis: {e}", who.session);
+                    }
+                }
                 continue;
             }
             let action = match (p.role, in_crisis) {

@@ -63,6 +63,11 @@ const MIGRATIONS: &[Migration] = &[
         include_str!("../migrations/0010_token_roots.sql"),
     ),
     portable(11, "chat", include_str!("../migrations/0011_chat.sql")),
+    portable(
+        12,
+        "session_crisis",
+        include_str!("../migrations/0012_session_crisis.sql"),
+    ),
 ];
 
 /// An arbitrary constant naming airlock's migration lock.

@@ -71,6 +71,8 @@ enum Command {
     Watch(cmd::approvals::WatchArgs),
     /// The MCP gateway: wrap a stdio MCP server, approve changed tools.
     Mcp(cmd::mcp::Args),
+    /// Sessions in crisis mode: list them, or end one (a person's decision).
+    Crisis(cmd::crisis::Args),
     /// Run a command confined: Landlock, seccomp, rlimits, a timeout, egress only to granted hosts.
     Run(cmd::run::Args),
     /// The launcher half of `airlock run` (confines itself, then execs the command).
@@ -130,6 +132,7 @@ fn main() -> ExitCode {
         Command::Deny(a) => cmd::approvals::deny(a, store),
         Command::Watch(a) => cmd::approvals::watch(a, store),
         Command::Mcp(a) => cmd::mcp::run(a, store),
+        Command::Crisis(a) => cmd::crisis::run(a, store),
         Command::Run(a) => cmd::run::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };

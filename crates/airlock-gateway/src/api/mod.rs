@@ -4,6 +4,7 @@
 
 mod actions;
 pub(crate) mod approvals;
+pub(crate) mod crisis;
 pub(crate) mod grants;
 mod ledger;
 mod links;
@@ -41,6 +42,12 @@ pub fn register(r: Routes) -> Routes {
         .add(&["POST"], "/v1/grants/{id}/revoke", post(grants::revoke))
         .add(&["POST"], "/v1/scan", post(scan::scan))
         .add(&["POST"], "/v1/outputs", post(output::check))
+        .add(
+            &["GET", "POST"],
+            "/v1/crisis",
+            get(crisis::list).post(crisis::mark),
+        )
+        .add(&["POST"], "/v1/crisis/clear", post(crisis::clear))
         .add(&["GET"], "/v1/mcp/pins", get(mcp_pins::list))
         .add(
             &["POST"],

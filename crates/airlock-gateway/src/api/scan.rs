@@ -1,7 +1,9 @@
 //! `POST /v1/scan`: airlock-shield's verdict on a text flowing into an agent (a person's
 //! message or a tool's output). Any role may scan. With `record`, the daemon also appends the
 //! verdict it found (never one the caller claims) as a receipt, by the text's hash, and returns
-//! its id: the MCP gateway records what it scanned this way.
+//! its id: the MCP gateway records what it scanned this way. A crisis verdict on a person's
+//! text (`direction: user`) with `record` also puts the session in crisis mode
+//! (`session_crisis: true` in the answer).
 
 use airlock_shield::{Direction, ScanResult};
 use airlock_wire::{ScanDirection, ScanRequest};
@@ -62,6 +64,19 @@ pub async fn scan(
             agent: caller.name.clone(),
             session: spec.session.clone(),
         };
+        // a crisis in a person's text puts the session in crisis mode
+        if dir == Direction::User && result.verdict.is_crisis() {
+            let rule = result
+                .matches
+                .iter()
+                .find(|m| m.rule_id.starts_with("crisis."))
+                .map(|m| m.rule_id.clone())
+                .unwrap_or_else(|| result.verdict.as_str().to_string());
+            st.broker
+                .mark_crisis(&origin, &format!("scan:{}", spec.source), &rule)
+                .await?;
+            out["session_crisis"] = Value::Bool(true);
+        }
         let event = airlock_confirm::Event::scan(
             origin,
             &spec.source,

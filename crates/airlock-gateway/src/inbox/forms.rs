@@ -205,6 +205,31 @@ pub async fn revoke(
 }
 
 #[derive(Debug, Deserialize)]
+pub struct CrisisForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    session: String,
+}
+
+/// An approver ends a session's crisis mode from the pending page.
+pub async fn clear_crisis(
+    State(st): State<AppState>,
+    user: InboxUser,
+    f: Result<Form<CrisisForm>, FormRejection>,
+) -> Response {
+    let result = async {
+        let f = form(f)?;
+        user.check_csrf(f.csrf.as_deref())?;
+        crate::api::crisis::clear_session(&st, user.caller(), &f.session).await
+    }
+    .await;
+    match result {
+        Ok(_) => Redirect::to("/inbox?m=crisis-cleared").into_response(),
+        Err(e) => refused(e),
+    }
+}
+
+#[derive(Debug, Deserialize)]
 pub struct ToolForm {
     csrf: Option<String>,
     /// The pending definition's hash shown on the page the person read.

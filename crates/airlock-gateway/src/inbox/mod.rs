@@ -30,6 +30,7 @@ pub fn register(r: Routes) -> Routes {
             "/inbox/mcp/{server}/{tool}/approve",
             post(forms::approve_tool),
         )
+        .add(&["POST"], "/inbox/crisis/clear", post(forms::clear_crisis))
         .add(&["GET"], "/inbox/receipts/{id}", get(pages::receipt_page))
         .add(
             &["GET", "POST"],

@@ -29,6 +29,8 @@ struct InboxPage {
     csrf: String,
     flash: Option<String>,
     approvals: Vec<ApprovalView>,
+    /// Sessions in crisis mode: their decision tools wait for a person.
+    crisis: Vec<crate::api::crisis::CrisisView>,
 }
 
 #[derive(Template)]
@@ -173,6 +175,7 @@ fn notice(n: &Notice) -> Option<String> {
         "cancelled" => "Cancelled.",
         "revoked" => "Grant revoked.",
         "tool-approved" => "Tool re-approved: its new definition is pinned.",
+        "crisis-cleared" => "The session is no longer in crisis mode.",
         _ => return None,
     };
     Some(text.to_string())
@@ -191,6 +194,10 @@ pub async fn pending_page(
     user: InboxUser,
     Query(n): Query<Notice>,
 ) -> Response {
+    let crisis = match st.broker.crisis_sessions().await {
+        Ok(rows) => rows.into_iter().map(crate::api::crisis::view).collect(),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
     match pending_views(&st).await {
         Ok(approvals) => render(
             StatusCode::OK,
@@ -199,6 +206,7 @@ pub async fn pending_page(
                 csrf: user.csrf().to_string(),
                 flash: notice(&n),
                 approvals,
+                crisis,
             },
         ),
         Err(e) => e.into_response(),

@@ -22,9 +22,10 @@ pub struct Args {
     /// Untimed runs of each program first (page cache, dynamic loader).
     #[arg(long, default_value_t = 20)]
     warmup: usize,
-    /// The tool call fed to the hook: `bash` (a read-only shell command), `deny` (a destructive
-    /// one), `write` (a file write), `read` (a read-only tool).
-    #[arg(long, default_value = "bash", value_parser = ["bash", "deny", "write", "read"])]
+    /// The event fed to the hook: `bash` (a read-only shell command), `deny` (a destructive
+    /// one), `write` (a file write), `read` (a read-only tool); `prompt` (a clean 4 KB prompt)
+    /// and `output` (a clean 4 KB tool output), scanned by the text scanner.
+    #[arg(long, default_value = "bash", value_parser = ["bash", "deny", "write", "read", "prompt", "output"])]
     payload: String,
     /// Feed this file's bytes to the hook instead of a built-in payload.
     #[arg(long, value_name = "FILE", conflicts_with = "payload")]
@@ -193,8 +194,47 @@ struct Hook {
     args: &'static [&'static str],
 }
 
-/// A Claude Code PreToolUse call, as the agent sends it.
+/// A clean 4 KB prose text (no rule's keyword sequence, nothing the model flags).
+fn clean_4k() -> String {
+    let para = "The build runs the unit tests first, then the integration suite against a local \
+                database; a failing test stops the pipeline and the report lists the slowest cases. ";
+    para.repeat(4096 / para.len() + 1)
+        .chars()
+        .take(4096)
+        .collect()
+}
+
+/// A Claude Code event as the agent sends it: a PreToolUse call, or (`prompt`, `output`) a
+/// UserPromptSubmit prompt or a PostToolUse output of 4 KB.
 fn payload(kind: &str) -> (String, String) {
+    let common = |event: &str| {
+        serde_json::json!({
+            "session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": "/work/proj",
+            "permission_mode": "default", "hook_event_name": event,
+        })
+    };
+    match kind {
+        "prompt" => {
+            let mut v = common("UserPromptSubmit");
+            v["prompt"] = clean_4k().into();
+            return (
+                "Claude Code UserPromptSubmit, clean 4 KB prompt".into(),
+                v.to_string(),
+            );
+        }
+        "output" => {
+            let mut v = common("PostToolUse");
+            v["tool_name"] = "Bash".into();
+            v["tool_input"] = serde_json::json!({"command": "cat notes.txt"});
+            v["tool_response"] = serde_json::json!({"stdout": clean_4k(), "stderr": "", "interrupted": false, "isImage": false});
+            v["tool_use_id"] = "toolu_bench".into();
+            return (
+                "Claude Code PostToolUse, clean 4 KB Bash output".into(),
+                v.to_string(),
+            );
+        }
+        _ => {}
+    }
     let (tool, input, what) = match kind {
         "deny" => (
             "Bash",
@@ -340,6 +380,20 @@ mod tests {
             let (_, json) = payload(k);
             let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
             assert_eq!(v["hook_event_name"], "PreToolUse", "{k}");
+        }
+        for (k, event) in [("prompt", "UserPromptSubmit"), ("output", "PostToolUse")] {
+            let (_, json) = payload(k);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            assert_eq!(v["hook_event_name"], event, "{k}");
+            let text = v["prompt"]
+                .as_str()
+                .or(v["tool_response"]["stdout"].as_str());
+            assert_eq!(text.map(str::len), Some(4096), "{k}");
+            assert!(
+                airlock_shield::scan(text.unwrap_or_default(), airlock_shield::Direction::User)
+                    .verdict
+                    .is_clean()
+            );
         }
     }
 }

@@ -102,10 +102,25 @@ async fn pending_list(c: &Client) -> Result<Vec<Value>> {
 
 pub fn pending(a: PendingArgs, store: &StoreOptions) -> Result<u8> {
     let c = client(&a.conn, store)?;
-    let list = runtime()?.block_on(pending_list(&c))?;
+    let rt = runtime()?;
+    let list = rt.block_on(pending_list(&c))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(0);
+    }
+    // the sessions in crisis mode come first: their decision tools wait for a person
+    if let Ok(Value::Array(sessions)) = rt.block_on(c.get("/v1/crisis", CALL)) {
+        for s in &sessions {
+            let text = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+            println!(
+                "IN CRISIS MODE  session {} (agent {}): crisis verdict from {} ({}); its decision tools need a person. `airlock crisis clear {}` ends it.",
+                text("session"),
+                text("agent"),
+                text("source"),
+                text("rule"),
+                text("session")
+            );
+        }
     }
     if list.is_empty() {
         println!("nothing is waiting for an answer");

@@ -3,6 +3,7 @@
 
 pub mod approvals;
 pub mod check;
+pub mod crisis;
 pub mod grant;
 pub mod hook;
 pub mod lab;

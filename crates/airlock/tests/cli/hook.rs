@@ -169,8 +169,12 @@ fn malformed_input_is_denied_in_the_dialect_when_known() {
         shown(&[], r#"{"toolName":"bash","toolArgs":"{not json"}"#)
     );
     let wrong_event =
-        r#"{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+        r#"{"hook_event_name":"Stop","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
     insta::assert_snapshot!("wrong_event", shown(&[], wrong_event));
+    // a tool-output event without its output: the output is treated as untrusted
+    let no_output =
+        r#"{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+    insta::assert_snapshot!("post_tool_use_without_output", shown(&[], no_output));
     let no_command = claude("Bash", json!({"description": "list"}));
     insta::assert_snapshot!("bash_without_command", shown(&[], no_command));
 }
@@ -192,8 +196,15 @@ fn oversized_input_is_denied() {
         "a".repeat(1 << 20)
     );
     insta::assert_snapshot!("too_large_codex", shown(&["--agent", "codex"], big.clone()));
-    let (code, _, err) = hook(&[], big);
-    assert_eq!(code, 2);
+    // read whole (a tool's output may be larger), so the dialect is known: a deny in its shape
+    let (code, out, err) = hook(&[], big);
+    assert_eq!(code, 0);
+    assert!(out.contains(r#""permissionDecision":"deny""#), "{out}");
+    assert!(err.contains("INPUT_TOO_LARGE"), "{err}");
+    // past what is read at all, nothing can be told: exit 2
+    let huge = "x".repeat((16 << 20) + 1);
+    let (code, out, err) = hook(&["--agent", "claude"], huge);
+    assert_eq!((code, out.as_str()), (2, ""));
     assert!(err.contains("INPUT_TOO_LARGE"), "{err}");
 }
 
@@ -204,10 +215,10 @@ fn deeply_nested_input_is_denied() {
         "[".repeat(5000),
         "]".repeat(5000)
     );
-    let (code, out, _) = hook(&["--agent", "claude"], deep);
-    assert_eq!(code, 0);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    // the event cannot be told from input that does not parse: exit 2, a block at every stage
+    let (code, out, err) = hook(&["--agent", "claude"], deep);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("MALFORMED_INPUT"), "{err}");
 }
 
 #[cfg(unix)]
@@ -339,9 +350,10 @@ fn install_merge_is_idempotent_and_keeps_user_settings() {
     assert_eq!(code, 0);
     assert!(err.contains("updated"), "{err}");
     let updated = std::fs::read_to_string(&file).unwrap();
+    // one entry per event (PreToolUse, UserPromptSubmit, PostToolUse), none duplicated
     assert_eq!(
         updated.matches("hook --agent claude").count(),
-        1,
+        3,
         "{updated}"
     );
     assert!(updated.contains("/opt/bin/airlock hook --agent claude"));

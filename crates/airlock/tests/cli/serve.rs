@@ -1183,3 +1183,138 @@ fn the_hook_hands_a_file_write_ask_to_the_daemon() {
     );
     assert!(stdout.contains("not today"), "{stdout}");
 }
+
+/// The lean hook as Claude Code runs it, with any event `input`, in `dir`; (exit, stdout).
+fn lean_hook_event(dir: &Path, home: &Path, input: &Value) -> (i32, String) {
+    let mut child = Command::new(crate::lean_hook::binary())
+        .args(["--agent", "claude"])
+        .env("AIRLOCK_DATA_DIR", dir)
+        .env("XDG_CONFIG_HOME", home)
+        .env("HOME", home)
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN")
+        .env_remove("AIRLOCK_SESSION")
+        .env_remove("AIRLOCK_POLICY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A crisis prompt through the lean hook marks the session in the daemon (every node's state)
+/// and in the data directory; the same session's decision tool then waits for a person in the
+/// daemon's inbox; `airlock pending` shows the session; only an approver's clearing ends it,
+/// in the store and the data directory, and the tool is decided as before.
+#[test]
+fn a_crisis_prompt_puts_the_session_in_crisis_mode_in_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("data"), tmp.path().join("home"));
+    std::fs::create_dir_all(home.join("airlock")).unwrap();
+    std::fs::write(
+        home.join("airlock/policy.toml"),
+        "[[tools]]\nname = \"share_location\"\ntier = 1\n",
+    )
+    .unwrap();
+    let d = Daemon::start(&dir, &home, None);
+    let approver = token(&dir, None, "approver", "erin");
+    let call = json!({"session_id": "sess-c", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+                      "tool_name": "share_location", "tool_input": {}});
+    let (_, out) = lean_hook_event(&dir, &home, &call);
+    assert!(out.contains(r#""permissionDecision":"allow""#), "{out}");
+
+    let prompt = json!({"session_id": "sess-c", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
+        "prompt": "I can't do this anymore. I have the pills ready and tonight I'm going to kill myself."});
+    let (code, out) = lean_hook_event(&dir, &home, &prompt);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("additionalContext") && !out.contains("\"decision\""),
+        "{out}"
+    );
+    let (status, list) = http(&d.url, "GET", "/v1/crisis", &approver, None);
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list[0]["session"], "sess-c", "{list}");
+    assert_eq!(list[0]["source"], "hook:claude", "{list}");
+    assert!(std::fs::read_dir(dir.join("crisis")).unwrap().count() == 1);
+    let (_, text, _) = airlock(
+        &dir,
+        None,
+        &["pending", "--url", &d.url, "--token", &approver],
+    );
+    assert!(text.contains("IN CRISIS MODE  session sess-c"), "{text}");
+
+    // the decision tool now waits for a person in the daemon
+    let mut cmd = Command::new(crate::lean_hook::binary());
+    cmd.args(["--agent", "claude"])
+        .env("AIRLOCK_DATA_DIR", &dir)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("HOME", &home)
+        .env_remove("AIRLOCK_URL")
+        .env_remove("AIRLOCK_TOKEN")
+        .env_remove("AIRLOCK_SESSION")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(call.to_string().as_bytes())
+        .unwrap();
+    let waiting = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let pending = wait_pending(&dir, &d.url, &approver, 1);
+    assert_eq!(pending[0]["session"], "sess-c", "{}", pending[0]);
+    assert!(
+        pending[0].to_string().contains("CRISIS_DECISION"),
+        "{}",
+        pending[0]
+    );
+    let id = pending[0]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = airlock(
+        &dir,
+        None,
+        &[
+            "deny",
+            &id,
+            "--reason",
+            "talk to them first",
+            "--url",
+            &d.url,
+            "--token",
+            &approver,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let out = String::from_utf8_lossy(&waiting.join().unwrap().stdout).into_owned();
+    assert!(out.contains(r#""permissionDecision":"deny""#), "{out}");
+
+    // only an approver ends it; then the tool is decided as before
+    let agent = d.agent_token();
+    let body = json!({"session": "sess-c"});
+    let (status, _) = http(&d.url, "POST", "/v1/crisis/clear", &agent, Some(&body));
+    assert_eq!(status, 403);
+    let (status, cleared) = http(&d.url, "POST", "/v1/crisis/clear", &approver, Some(&body));
+    assert_eq!(status, 200, "{cleared}");
+    assert!(cleared["receipt"].is_string(), "{cleared}");
+    assert_eq!(std::fs::read_dir(dir.join("crisis")).unwrap().count(), 0);
+    let (status, _) = http(&d.url, "POST", "/v1/crisis/clear", &approver, Some(&body));
+    assert_eq!(status, 404);
+    let (_, out) = lean_hook_event(&dir, &home, &call);
+    assert!(out.contains(r#""permissionDecision":"allow""#), "{out}");
+
+    // the mark, the denial and the clearing are receipts
+    drop(d);
+    let (code, out, err) = airlock(&dir, None, &["ledger", "verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok: 3 receipts"), "{out}");
+}

@@ -9,6 +9,8 @@ use airlock_hook::protocol::Protocol;
 
 use crate::daemon::{BlockingClient, Endpoint};
 
+mod status;
+
 pub use airlock_hook::EXIT_USAGE;
 
 #[derive(clap::Args)]
@@ -24,8 +26,10 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Sub {
-    /// Print the settings entry an agent needs, or merge it into a settings file.
+    /// Print the settings entries an agent needs, or merge them into a settings file.
     Install(InstallArgs),
+    /// Tell, per agent, whether the hook is installed for every event, trusted and answering.
+    Status(status::StatusArgs),
 }
 
 #[derive(clap::Args)]
@@ -45,6 +49,7 @@ pub struct InstallArgs {
 pub fn run(args: Args, store: &airlock_store::StoreOptions) -> anyhow::Result<u8> {
     match args.command {
         Some(Sub::Install(a)) => airlock_hook::install::run(&a.agent, a.merge, a.command),
+        Some(Sub::Status(a)) => status::run(a),
         None => Ok(respond(
             args.agent.as_deref().and_then(Protocol::parse),
             &store.data_dir,
@@ -52,11 +57,12 @@ pub fn run(args: Args, store: &airlock_store::StoreOptions) -> anyhow::Result<u8
     }
 }
 
-/// True when this process was started as `airlock hook …` (not `hook install`): a usage error
+/// True when this process was started as `airlock hook …` (not `hook install` or `status`): a usage error
 /// must then block the tool call rather than exit with a code the agent reads as "go ahead".
 pub fn is_hook_invocation() -> bool {
     let mut args = std::env::args_os().skip(1);
-    args.next().is_some_and(|a| a == "hook") && args.next().is_none_or(|a| a != "install")
+    args.next().is_some_and(|a| a == "hook")
+        && args.next().is_none_or(|a| a != "install" && a != "status")
 }
 
 /// `airlock hook` and `airlock hook --agent <name>` answered without building the whole

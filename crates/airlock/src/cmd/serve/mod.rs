@@ -156,7 +156,7 @@ pub(crate) fn run_node(
         };
         let mut state = AppState::new(broker.clone(), auth, config);
         if let Some(k) = answer_key {
-            state = state.with_answer_key(k);
+            state = state.with_answer_key(k).with_data_dir(data_dir.clone());
         }
         let mut serving: Option<Arc<airlock_proxy::Proxy>> = None;
         if let Some(pc) = proxy {
