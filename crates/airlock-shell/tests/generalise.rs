@@ -1,4 +1,4 @@
-//! Session 8 (issue 2: commands no corpus holds). Probes written for the purpose in forms the
+//! Commands no corpus holds. Probes written for the purpose in forms the
 //! corpora do not contain: other tools of a family, long options, wrappers, help calls and dry
 //! runs. Each list is data for the analyser; the benign look-alikes that must stay allowed sit
 //! beside the dangerous forms that must be held.

@@ -1,4 +1,4 @@
-//! Wrappers and carriers that run another command (session 7): tracers, debuggers, user and
+//! Wrappers and carriers that run another command: tracers, debuggers, user and
 //! sandbox launchers, project runners, remote and container runners, and options whose value is
 //! a program. What they carry is judged like the command typed directly; the same tools doing
 //! ordinary work stay allowed.

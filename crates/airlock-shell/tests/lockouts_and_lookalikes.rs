@@ -1,4 +1,4 @@
-//! Session 7 gaps (issue 2): permission and owner changes that lock users out of system and
+//! Permission and owner changes that lock users out of system and
 //! home files, makefiles read from a pipe, `xargs -a FILE`, and GitHub repositories under
 //! look-alike owners. Each probe list is data; the look-alikes that must stay allowed sit
 //! beside the ones that must not.
