@@ -300,6 +300,13 @@ fn a_crisis_prompt_gets_guidance_and_puts_the_session_in_crisis_mode() {
         .unwrap();
     assert_eq!(a["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
     assert!(ctx.contains(&advice.message), "{ctx}");
+    // the safety question before the message (seeds 001 and 003)
+    let (q, m) = (
+        ctx.find(&advice.safety_question)
+            .expect("the safety question"),
+        ctx.find(&advice.message).unwrap(),
+    );
+    assert!(q < m, "{ctx}");
     for r in &advice.resources {
         assert!(ctx.contains(&r.contact), "{ctx}");
     }
@@ -362,6 +369,29 @@ fn a_crisis_prompt_gets_guidance_and_puts_the_session_in_crisis_mode() {
         .unwrap()
         .collect();
     assert_eq!(marks.len(), 4, "claude, codex, gemini and copilot sessions");
+}
+
+#[test]
+fn a_crisis_prompt_is_answered_in_the_persons_language() {
+    let d = sandbox("");
+    let prompt = "ya no puedo más, quiero acabar con mi vida esta noche";
+    let advice = airlock_shield::scan(prompt, airlock_shield::Direction::User)
+        .crisis
+        .expect("a crisis verdict for the Spanish prompt");
+    assert_eq!(advice.lang, "es");
+    let a = answer(d.path(), &claude_prompt("s-es", prompt));
+    assert!(a.get("decision").is_none(), "{a}");
+    let ctx = a["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(ctx.contains("¿Estás a salvo en este momento?"), "{ctx}");
+    assert!(
+        a["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("¿Estás a salvo en este momento?"),
+        "{a}"
+    );
 }
 
 #[test]

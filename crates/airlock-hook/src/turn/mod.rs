@@ -250,8 +250,11 @@ fn first_rule(r: &ScanResult, prefix: &str) -> String {
 /// and resources, so the person sees them whatever the model answers).
 fn crisis_guidance(r: &ScanResult, mark: &Mark) -> (String, String) {
     let (message, resources) = match &r.crisis {
+        // the safety question first (seeds 001 and 003), in the person's language
         Some(advice) => (
-            advice.message.clone(),
+            format!("{} {}", advice.safety_question, advice.message)
+                .trim()
+                .to_string(),
             advice
                 .resources
                 .iter()
