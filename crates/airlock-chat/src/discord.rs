@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::ChatError;
 use crate::courier::{Buttons, Courier, Post};
 use crate::desk::Desk;
+use crate::http::header;
 use crate::route::Routes;
 
 const PLATFORM: &str = "Discord";
@@ -253,10 +254,7 @@ pub fn verify(
     now_s: i64,
     skew: Duration,
 ) -> bool {
-    let Ok(t) = ts.parse::<i64>() else {
-        return false;
-    };
-    if now_s.abs_diff(t) > skew.as_secs() {
+    if !crate::http::within_window(ts, now_s, skew) {
         return false;
     }
     let Some(sig) = hex::decode(sig_hex)
@@ -321,10 +319,6 @@ struct Opt {
 
 fn ephemeral(text: &str) -> Response {
     axum::Json(json!({"type": 4, "data": {"content": text, "flags": EPHEMERAL}})).into_response()
-}
-
-fn header<'h>(h: &'h HeaderMap, name: &str) -> &'h str {
-    h.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
 async fn interaction(State(h): State<Arc<Hook>>, headers: HeaderMap, body: Bytes) -> Response {

@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::ChatError;
 use crate::courier::{Buttons, Courier, Post};
 use crate::desk::Desk;
+use crate::http::header;
 use crate::route::Routes;
 
 const PLATFORM: &str = "Slack";
@@ -283,10 +284,7 @@ pub fn sign(secret: &[u8], ts: &str, body: &[u8]) -> String {
 
 /// Whether `sig` (`v0=<hex>`) signs `body` sent at `ts` (unix seconds, within `skew` of `now`).
 pub fn verify(secret: &[u8], ts: &str, sig: &str, body: &[u8], now_s: i64, skew: Duration) -> bool {
-    let Ok(t) = ts.parse::<i64>() else {
-        return false;
-    };
-    if now_s.abs_diff(t) > skew.as_secs() {
+    if !crate::http::within_window(ts, now_s, skew) {
         return false;
     }
     let Some(given) = sig.strip_prefix("v0=").and_then(|h| hex::decode(h).ok()) else {
@@ -331,10 +329,6 @@ struct Ts {
 struct Action {
     #[serde(default)]
     value: Option<String>,
-}
-
-fn header<'h>(h: &'h HeaderMap, name: &str) -> &'h str {
-    h.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
 async fn interaction(State(h): State<Arc<Hook>>, headers: HeaderMap, body: Bytes) -> Response {
