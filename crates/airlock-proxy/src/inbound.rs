@@ -125,11 +125,7 @@ impl Proxy {
                 self.note(who, p, r.verdict, handling, false).await?;
                 // the person's own words put the session in crisis mode, for every surface
                 if p.role == "user" {
-                    let rule = r
-                        .matches
-                        .iter()
-                        .find(|m| m.rule_id.starts_with("crisis."))
-                        .map_or_else(|| r.verdict.as_str().to_string(), |m| m.rule_id.clone());
+                    let rule = r.first_rule("crisis.");
                     let origin = airlock_confirm::Origin {
                         agent: who.agent.clone(),
                         session: who.session.clone(),

@@ -191,6 +191,16 @@ pub fn round3(x: f32) -> f32 {
 }
 
 impl ScanResult {
+    /// The id of the first matching rule whose id starts with `prefix` (`"crisis."`, or `""`
+    /// for any), else the verdict's name: what a mark or a notice names as its cause.
+    pub fn first_rule(&self, prefix: &str) -> String {
+        self.matches
+            .iter()
+            .find(|m| m.rule_id.starts_with(prefix))
+            .map(|m| m.rule_id.clone())
+            .unwrap_or_else(|| self.verdict.as_str().to_string())
+    }
+
     /// The result in airlock's vocabulary, for policy: nothing for a clean text; otherwise one
     /// finding per match (a crisis asks and routes, an injection in tool text denies, a
     /// jailbreak asks), plus one for evidential flags or for the model when no rule named it.

@@ -66,12 +66,7 @@ pub async fn scan(
         };
         // a crisis in a person's text puts the session in crisis mode
         if dir == Direction::User && result.verdict.is_crisis() {
-            let rule = result
-                .matches
-                .iter()
-                .find(|m| m.rule_id.starts_with("crisis."))
-                .map(|m| m.rule_id.clone())
-                .unwrap_or_else(|| result.verdict.as_str().to_string());
+            let rule = result.first_rule("crisis.");
             st.broker
                 .mark_crisis(&origin, &format!("scan:{}", spec.source), &rule)
                 .await?;

@@ -127,7 +127,7 @@ pub fn decide_prompt(p: &Prompt, settings: &TextSettings, marks: &Marks) -> Answ
             session: crisis::session_key(p.protocol, p.session.as_deref()),
             since_ms: crisis::now_ms(),
             source: format!("hook:{}", p.protocol.name()),
-            rule: first_rule(&result, "crisis."),
+            rule: result.first_rule("crisis."),
         };
         if let Err(e) = crisis::mark(marks.data_dir, &mark) {
             eprintln!(
@@ -142,7 +142,7 @@ pub fn decide_prompt(p: &Prompt, settings: &TextSettings, marks: &Marks) -> Answ
         return reply::context(p.protocol, Stage::Prompt, &context, Some(&notice));
     }
     if result.verdict.is_attack() {
-        let rule = first_rule(&result, "");
+        let rule = result.first_rule("");
         return match settings.jailbreak {
             PromptHandling::Block => reply::block_prompt(
                 p.protocol,
@@ -232,18 +232,9 @@ pub fn decide_output(o: &Output, settings: &TextSettings) -> Answer {
     }
     let notice = format!(
         "airlock flagged instructions in the output of {tool} ({})",
-        first_rule(&result, "")
+        result.first_rule("")
     );
     reply::flag_output(o.protocol, &o.tool, &reason, &notice, withhold)
-}
-
-/// The first matching rule whose id starts with `prefix`, else the verdict.
-fn first_rule(r: &ScanResult, prefix: &str) -> String {
-    r.matches
-        .iter()
-        .find(|m| m.rule_id.starts_with(prefix))
-        .map(|m| m.rule_id.clone())
-        .unwrap_or_else(|| r.verdict.as_str().to_string())
 }
 
 /// The crisis guidance for the model, and the line shown to the person (the configured message
