@@ -58,7 +58,26 @@ impl Broker {
             .unwrap_or_else(|_| fallback_hash());
         // hosts a person approved an upload to are known from then on (only looked up when
         // the policy checks hosts at all)
-        let known_hosts = if policy.settings.known_hosts.is_empty() {
+        // the hosts the project's own files name, read only for an action that may upload
+        // (the daemon runs where the agent does: `cwd` is a directory of this machine)
+        let project_hosts = if airlock_policy::may_upload(&s.action) {
+            let (cwd, action) = (cwd.clone(), s.action.clone());
+            // a bounded walk of the project's files: off the async threads
+            tokio::task::spawn_blocking(move || {
+                Context {
+                    cwd,
+                    ..Context::default()
+                }
+                .with_project_hosts(&action)
+                .project_hosts
+            })
+            .await
+            // a walk that failed knows no host: every upload asks
+            .unwrap_or(Some(Vec::new()))
+        } else {
+            None
+        };
+        let known_hosts = if policy.settings.known_hosts.is_empty() && project_hosts.is_none() {
             Vec::new()
         } else {
             crate::hosts::approved_hosts(&self.db().approval_history(crate::hosts::HISTORY).await?)
@@ -73,9 +92,14 @@ impl Broker {
             cwd,
             recent_denials: streak,
             known_hosts,
+            project_hosts,
             crisis,
             ..Context::default()
-        };
+        }
+        // production facts the daemon can read itself: the git branch where the action runs,
+        // and its own environment's (`AIRLOCK_PRODUCTION`, `AIRLOCK_ENV`, the kube context,
+        // the cloud profile); each can only make the context production, never less
+        .with_env_facts();
         let actor = Subject::new(s.agent.clone(), Some(s.session.clone()));
         let decided = match decide(&policy, Some(&self.inner.book), &actor, &s.action, &ctx).await {
             Ok(d) => d,

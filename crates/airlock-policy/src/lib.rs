@@ -18,6 +18,7 @@ pub mod layer;
 mod output;
 pub mod pattern;
 mod policy;
+pub mod project_hosts;
 pub mod risk;
 pub mod schema;
 pub mod tiers;
@@ -32,5 +33,5 @@ pub use file::{
 pub use layer::{Layer, LayerKind};
 pub use pattern::{CommandPattern, Matcher};
 pub use policy::{BUILTIN, Policy, Sources};
-pub use risk::ScorePart;
+pub use risk::{ScorePart, may_upload};
 pub use tiers::{Channel, Requirement, TextSettings, parse_duration};

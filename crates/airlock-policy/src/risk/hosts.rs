@@ -14,10 +14,16 @@ pub fn unknown_upload_hosts(
     action: &Action,
     commands: &[airlock_shell::Ran],
 ) -> Vec<String> {
-    if !s.ask_unknown_hosts || (s.known_hosts.is_empty() && ctx.known_hosts.is_empty()) {
+    let project = ctx.project_hosts.as_deref();
+    if !s.ask_unknown_hosts
+        || (s.known_hosts.is_empty() && ctx.known_hosts.is_empty() && project.is_none())
+    {
         return Vec::new();
     }
-    let known = |h: &str| names(s.known_hosts.iter().chain(&ctx.known_hosts), h);
+    let known = |h: &str| {
+        project.is_some_and(|p| p.iter().any(|k| k == h))
+            || names(s.known_hosts.iter().chain(&ctx.known_hosts), h)
+    };
     let mut hosts = Vec::new();
     match action {
         Action::NetworkFetch { url, method } => {
@@ -31,6 +37,7 @@ pub fn unknown_upload_hosts(
             for c in commands {
                 if uploads(&c.text) {
                     hosts.extend(hosts_in(&c.text));
+                    hosts.extend(remote_copy_hosts(&c.text));
                 }
             }
         }
@@ -41,6 +48,22 @@ pub fn unknown_upload_hosts(
     hosts.dedup();
     hosts
 }
+
+/// Whether `action` may upload somewhere: a write fetch, or a shell line naming a program
+/// that can send data ([`uploads`] decides on the analysed commands). A cheap superset, so that
+/// callers read the project's hosts ([`crate::project_hosts`]) only when they may matter.
+pub fn may_upload(action: &Action) -> bool {
+    match action {
+        Action::NetworkFetch { method, .. } => !is_read_method(method),
+        Action::Shell { command, .. } => UPLOADERS.iter().any(|p| command.contains(p)),
+        _ => false,
+    }
+}
+
+/// The programs [`uploads`] knows, as they appear in a command's text.
+const UPLOADERS: &[&str] = &[
+    "curl", "wget", "http", "xh", "scp", "rsync", "sftp", "rclone",
+];
 
 /// The host a read fetch goes to when the policy lists the hosts web-fetch tools may read
 /// (`[hosts] fetch`) and neither that list, the known hosts nor past approvals name it. `None`
@@ -76,6 +99,30 @@ fn names<'a>(mut patterns: impl Iterator<Item = &'a String>, host: &str) -> bool
 
 fn is_loopback(h: &str) -> bool {
     h == "localhost" || h.starts_with("127.") || h == "::1" || h.ends_with(".localhost")
+}
+
+/// The hosts of `scp`/`rsync`/`sftp` operands in the `[user@]host:path` form (`sftp
+/// user@host` without a path too): these name no scheme.
+fn remote_copy_hosts(text: &str) -> Vec<String> {
+    let mut words = text.split(' ');
+    let prog = words.next().unwrap_or_default();
+    if !matches!(prog, "scp" | "rsync" | "sftp") {
+        return Vec::new();
+    }
+    words
+        .filter(|w| !w.starts_with('-') && !w.contains("://"))
+        .filter_map(|w| {
+            let w = w.trim_matches(|c| c == '\'' || c == '"');
+            let before = match w.split_once(':') {
+                Some((h, _)) => h,
+                None if prog == "sftp" && w.contains('@') => w,
+                None => return None,
+            };
+            let host = before.rsplit('@').next().unwrap_or(before);
+            // `C:` or a lone word is no host; a host has a dot (or is an IP literal)
+            (host.contains('.') && !host.contains('/')).then(|| host.to_ascii_lowercase())
+        })
+        .collect()
 }
 
 /// A network client sending data: a body, a file, a form, or an explicit write method.
@@ -145,5 +192,27 @@ mod tests {
         ] {
             assert!(!uploads(no), "{no}");
         }
+    }
+
+    #[test]
+    fn remote_copies_name_their_hosts() {
+        assert_eq!(
+            remote_copy_hosts("scp -P 2222 f.tgz deploy@backup.example.net:/srv/"),
+            ["backup.example.net"]
+        );
+        assert_eq!(
+            remote_copy_hosts("rsync -az ./dist/ web1.example.org:/var/www/"),
+            ["web1.example.org"]
+        );
+        assert_eq!(
+            remote_copy_hosts("sftp me@files.example.com"),
+            ["files.example.com"]
+        );
+        assert!(remote_copy_hosts("rsync -a src/ dst/").is_empty());
+        assert!(
+            remote_copy_hosts("scp a.txt backup:/srv/").is_empty(),
+            "an ssh alias"
+        );
+        assert!(remote_copy_hosts("curl -T f me@x.example:/").is_empty());
     }
 }

@@ -19,7 +19,7 @@ use crate::pattern::{NameGlob, PathPattern};
 use crate::tiers::Settings;
 
 pub use behaviour::{behaviours, evidence};
-pub use hosts::{unknown_upload_hosts, unlisted_fetch_host};
+pub use hosts::{may_upload, unknown_upload_hosts, unlisted_fetch_host};
 pub use production::{looks_read_only, production_reason};
 pub use secrets::secrets_to_network;
 

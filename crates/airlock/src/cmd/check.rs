@@ -53,7 +53,11 @@ pub fn run(args: Args, store: &airlock_store::StoreOptions) -> Result<u8> {
     }
     let (line, utf8) = line_of(&args.command);
     let policy = args.policy.load();
-    let mut a = decide(&policy, &line, &super::policy::context_from_env());
+    // one command where it runs: the project's hosts count (the `--jsonl` loop judges lines
+    // of a corpus, not of this project, and leaves them out)
+    let ctx =
+        super::policy::context_from_env().with_project_hosts(&airlock_core::Action::shell(&line));
+    let mut a = decide(&policy, &line, &ctx);
     let mut grant = None;
     if args.grants
         && utf8
@@ -125,8 +129,9 @@ fn with_grants(
             policy,
             Some(&book),
             &actor,
-            &airlock_core::Action::shell(line),
-            &super::policy::context_from_env(),
+            &airlock_core::Action::shell(line.clone()),
+            &super::policy::context_from_env()
+                .with_project_hosts(&airlock_core::Action::shell(line)),
         )
         .await;
         db.close().await;

@@ -270,6 +270,7 @@ fn explain(a: ExplainArgs) -> Result<u8> {
     }
     ctx.crisis = a.crisis;
     ctx.channel = airlock_policy::Channel::parse(&a.channel);
+    let ctx = ctx.with_project_hosts(&action);
     let v = policy.evaluate(&action, &ctx);
     let hash = policy.hash()?;
     let mut out = std::io::stdout().lock();
