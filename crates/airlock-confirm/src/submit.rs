@@ -80,7 +80,12 @@ impl Broker {
         let known_hosts = if policy.settings.known_hosts.is_empty() && project_hosts.is_none() {
             Vec::new()
         } else {
-            crate::hosts::approved_hosts(&self.db().approval_history(crate::hosts::HISTORY).await?)
+            let root = project_hosts
+                .as_ref()
+                .and(cwd.as_deref())
+                .and_then(|c| airlock_policy::project_hosts::project_root(Path::new(c)));
+            let history = self.db().approval_history(crate::hosts::HISTORY).await?;
+            crate::hosts::approved_hosts(&history, root.as_deref())
         };
         // crisis mode: noticed in this request by the surface, or the session's mark as every
         // node of the store sees it

@@ -14,6 +14,10 @@ use airlock_policy::Channel;
 
 use common::*;
 
+fn has(o: &airlock_confirm::Outcome, code: ReasonCode) -> bool {
+    o.reasons.iter().any(|f| f.code == code)
+}
+
 fn tool(agent: &str, name: &str) -> Submission {
     Submission {
         action: Action::Tool {
@@ -170,4 +174,35 @@ async fn the_daemon_asks_for_an_upload_to_a_host_the_project_does_not_name() {
             .any(|f| f.code == ReasonCode::UnknownHost),
         "{named:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_approved_in_one_project_is_known_to_that_project_only() {
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, policy(""), BrokerConfig::default()).await;
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    checkout(one.path(), "main");
+    checkout(two.path(), "main");
+    let up = "curl -d @report.json https://collector.example.net/upload";
+    // as the daemon's surfaces submit it: the directory in the action and beside it
+    let in_dir = |dir: &std::path::Path, session: &str| {
+        let cwd = dir.join("src").display().to_string();
+        Submission {
+            action: Action::Shell {
+                command: up.into(),
+                cwd: Some(cwd.clone()),
+            },
+            cwd: Some(cwd),
+            ..sub("claude", session, up)
+        }
+    };
+    let first = b.submit(in_dir(one.path(), "s1")).await.unwrap();
+    assert!(has(&first, ReasonCode::UnknownHost), "{first:?}");
+    b.answer(&first.approval.unwrap(), approve("alice"))
+        .await
+        .unwrap();
+    let again = b.submit(in_dir(one.path(), "s2")).await.unwrap();
+    assert!(!has(&again, ReasonCode::UnknownHost), "{again:?}");
+    let elsewhere = b.submit(in_dir(two.path(), "s3")).await.unwrap();
+    assert!(has(&elsewhere, ReasonCode::UnknownHost), "{elsewhere:?}");
 }

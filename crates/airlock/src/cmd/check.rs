@@ -129,7 +129,7 @@ fn with_grants(
             policy,
             Some(&book),
             &actor,
-            &airlock_core::Action::shell(line.clone()),
+            &airlock_core::Action::shell(line),
             &super::policy::context_from_env()
                 .with_project_hosts(&airlock_core::Action::shell(line)),
         )
