@@ -171,10 +171,26 @@ fn similarity(a: &[String], b: &[String]) -> f64 {
 
 /// The earlier decisions most like `action`, most similar first (the newest first among equals:
 /// `history` is newest first), at most `MAX_PRECEDENTS` and `MAX_PRECEDENT_CHARS`.
+///
+/// Inside a project (a shell action whose directory lies under a `.git` root) only decisions
+/// about actions that ran in the same project count: what people decided for one repository
+/// says little about another's hosts, branches and deploys.
 pub fn select(action: &Action, history: &[PastDecision]) -> Vec<Precedent> {
     let me = shape(action);
+    let root = match action {
+        Action::Shell { cwd: Some(c), .. } => {
+            airlock_policy::project_hosts::project_root(std::path::Path::new(c))
+        }
+        _ => None,
+    };
+    let here = |d: &PastDecision| match (&root, &d.action) {
+        (None, _) => true,
+        (Some(r), Action::Shell { cwd: Some(c), .. }) => std::path::Path::new(c).starts_with(r),
+        (Some(_), _) => false,
+    };
     let mut scored: Vec<(f64, usize, &PastDecision, Vec<String>)> = history
         .iter()
+        .filter(|d| here(d))
         .enumerate()
         .map(|(i, d)| {
             let s = shape(&d.action);
@@ -275,6 +291,38 @@ mod tests {
         assert_eq!(got[0].outcome, "approved", "newest first among equals");
         assert_eq!(got[1].reason, "live key");
         assert!(got.iter().all(|p| p.similarity >= MIN_SIMILARITY));
+    }
+
+    #[test]
+    fn inside_a_project_only_its_own_decisions_count() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [&one, &two] {
+            std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        }
+        let at = |dir: &std::path::Path, cmd: &str, approved: bool| PastDecision {
+            action: Action::Shell {
+                command: cmd.into(),
+                cwd: Some(dir.join("src").display().to_string()),
+            },
+            approved,
+            reason: String::new(),
+        };
+        let history = [
+            at(two.path(), "fly deploy --app web", false),
+            at(one.path(), "fly deploy --app api", true),
+        ];
+        let now = Action::Shell {
+            command: "fly deploy --app api".into(),
+            cwd: Some(one.path().display().to_string()),
+        };
+        let got = select(&now, &history);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].outcome, "approved");
+        // outside any project every decision counts
+        assert_eq!(
+            select(&Action::shell("fly deploy --app api"), &history).len(),
+            2
+        );
     }
 
     #[test]
