@@ -67,7 +67,28 @@ impl<P: Post> Courier<P> {
             && a.status.is_final()
         {
             self.close(a).await;
+            if let Some(o) = &reply.offer {
+                self.offer(a, o).await;
+            }
         }
+    }
+
+    /// Offers the grant learned from approval `a` in the chat it was approved in: one message
+    /// with one button, once per approval and chat.
+    async fn offer(&self, a: &Approval, o: &crate::desk::Offer) {
+        let row = match self.desk.claim_notice(a, "learn", &o.chat).await {
+            Ok(Some(r)) => r,
+            _ => return,
+        };
+        let now = self.desk.now();
+        let days = ((o.learned.expires_ms - now) / 86_400_000).max(1);
+        let text = crate::text::fit(&crate::text::learn_offer(&o.learned, days), self.max_text);
+        let keyboard = vec![vec![(
+            format!("✅ Allow for {days} days"),
+            self.desk.button(&o.chat, &o.nonce, Pick::Learn),
+        )]];
+        let sent = self.post.send(&o.chat, &text, &keyboard).await;
+        self.desk.sent(&row, sent.map(Some)).await;
     }
 
     pub(crate) async fn run(
@@ -220,6 +241,11 @@ impl<P: Post> Courier<P> {
                 |label: &str, pick| (label.to_string(), self.desk.button(chat, &row.nonce, pick));
             let keyboard = if crate::desk::typed_only(a) {
                 vec![vec![button("❌ Deny", Pick::Deny)]]
+            } else if crate::desk::one_at_a_time(a) {
+                vec![vec![
+                    button("✅ Approve once", Pick::ApproveOnce),
+                    button("❌ Deny", Pick::Deny),
+                ]]
             } else {
                 vec![
                     vec![

@@ -2,12 +2,15 @@
 //! airlock approver names), the message claimed once per (channel, approval, chat) with its
 //! nonce and code, and turning a verified tap or a typed command into `Broker::answer`, so the
 //! once-only, bound-to-the-action and tier-4 rules hold for chat as for the inbox. Refusals
-//! before the broker (a stranger, a forged button, an unknown code) are recorded in the store.
+//! before the broker (a stranger, a forged button, an unknown code) are recorded in the store
+//! and as receipts naming the channel, the platform user and the approval. After a person's
+//! approval that ends a run of the same kind, the reply carries the learned grant to offer.
 
 use std::collections::BTreeMap;
 
 use airlock_confirm::{
-    Answer, AnswerScope, Approval, ApprovalStatus, Broker, Choice, ConfirmError, Principal, Role,
+    Answer, AnswerScope, Approval, ApprovalStatus, Broker, Choice, ConfirmError, Event, Learned,
+    Principal, Role,
 };
 use airlock_store::{ChatMessageRow, ChatRefusal};
 
@@ -38,13 +41,24 @@ pub struct Reply {
     pub text: String,
     /// Set when the approval is final: every message about it shows the outcome.
     pub decided: Option<Approval>,
+    /// A learned grant to offer in the chat the answer came from.
+    pub offer: Option<Offer>,
+}
+
+/// A learned grant offered with one button, on the request message's nonce.
+#[derive(Debug, Clone)]
+pub struct Offer {
+    pub chat: String,
+    pub nonce: String,
+    pub learned: Learned,
 }
 
 impl Reply {
-    fn say(text: impl Into<String>) -> Reply {
+    pub fn say(text: impl Into<String>) -> Reply {
         Reply {
             text: text.into(),
             decided: None,
+            offer: None,
         }
     }
 }
@@ -199,6 +213,16 @@ impl Desk {
         if let Err(e) = self.broker.ledger().db().chat_refusal_insert(&r).await {
             tracing::warn!(error = %e, "chat refusal not recorded");
         }
+        let event = Event::ChatRefusal {
+            channel: r.channel,
+            user: r.user_id,
+            chat: r.chat,
+            approval: r.approval,
+            what: r.what,
+        };
+        if let Err(e) = self.broker.record_event(&event).await {
+            tracing::warn!(error = %e, "chat refusal receipt not recorded");
+        }
     }
 
     /// A button tap by `user` in `chat` on message `message` carrying `data`.
@@ -230,6 +254,14 @@ impl Desk {
             Ok(a) => a,
             Err(e) => return Reply::say(format!("airlock could not read the request: {e}")),
         };
+        if t.pick == Pick::Learn {
+            return self.learn(user, chat, &row.approval, name).await;
+        }
+        if t.pick == Pick::ApproveSession && one_at_a_time(&approval) {
+            self.refuse(user, chat, Some(&row.approval), "session_button")
+                .await;
+            return Reply::say("Refused: this action is approved once at a time.");
+        }
         if typed_only(&approval) && t.pick != Pick::Deny {
             // No button approves a tier-4 action; a tap claiming to is refused.
             self.refuse(user, chat, Some(&row.approval), "tier4_button")
@@ -246,7 +278,43 @@ impl Desk {
             action_sha256: Some(approval.action_sha256.clone()),
             via: Some(via),
         };
-        self.answer(user, chat, &row.approval, answer).await
+        let mut reply = self.answer(user, chat, &row.approval, answer).await;
+        reply.offer = self.offer(&reply, chat, &row.nonce).await;
+        reply
+    }
+
+    /// The learned grant to offer after `reply`, if it approved and ends a run.
+    async fn offer(&self, reply: &Reply, chat: &str, nonce: &str) -> Option<Offer> {
+        let a = reply.decided.as_ref()?;
+        match self.broker.learnable(a).await {
+            Ok(l) => l.map(|learned| Offer {
+                chat: chat.to_string(),
+                nonce: nonce.to_string(),
+                learned,
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, approval = %a.id, "learned grant not looked up");
+                None
+            }
+        }
+    }
+
+    /// `user` (approver `name`) accepts the grant learned from approval `id`.
+    async fn learn(&self, user: &str, chat: &str, id: &str, name: String) -> Reply {
+        let by = Principal::new(name, Role::Approver);
+        match self.broker.accept_learned(id, &by).await {
+            Ok(g) => Reply::say(format!(
+                "Granted ({}): {} for {} until {} UTC, without asking.",
+                g.id,
+                g.scope.describe(),
+                g.subject.agent,
+                crate::text::when(g.expires_at)
+            )),
+            Err(e) => {
+                self.refuse(user, chat, Some(id), e.code()).await;
+                Reply::say(format!("Refused: {e}"))
+            }
+        }
     }
 
     /// A typed `/approve CODE` or `/deny CODE reason` by `user` in `chat` (message `message`).
@@ -294,7 +362,9 @@ impl Desk {
             action_sha256: Some(approval.action_sha256.clone()),
             via: Some(via),
         };
-        self.answer(user, chat, &row.approval, answer).await
+        let mut reply = self.answer(user, chat, &row.approval, answer).await;
+        reply.offer = self.offer(&reply, chat, &row.nonce).await;
+        reply
     }
 
     async fn answer(&self, user: &str, chat: &str, id: &str, answer: Answer) -> Reply {
@@ -302,6 +372,7 @@ impl Desk {
             Ok(a) => Reply {
                 text: crate::text::outcome(&a),
                 decided: Some(a),
+                offer: None,
             },
             Err(ConfirmError::AlreadyDecided { .. }) => {
                 let now = self.broker.approval(id).await.ok();
@@ -317,7 +388,11 @@ impl Desk {
                     Some(a) => format!("Already decided: {}", crate::text::outcome(a)),
                     None => "Already decided.".to_string(),
                 };
-                Reply { text, decided: now }
+                Reply {
+                    text,
+                    decided: now,
+                    offer: None,
+                }
             }
             Err(e) => {
                 self.refuse(user, chat, Some(id), e.code()).await;
@@ -331,6 +406,7 @@ impl Desk {
                 Reply {
                     text: format!("Refused: {e}"),
                     decided,
+                    offer: None,
                 }
             }
         }
@@ -340,6 +416,12 @@ impl Desk {
 /// A tier-4 action (or one needing its code) is approved by typing, never by a button.
 pub(crate) fn typed_only(a: &Approval) -> bool {
     a.code_required || a.tier == airlock_core::Tier::Critical
+}
+
+/// Approved once at a time, never for a session: tier 4, and a decision for a person who may
+/// be in crisis.
+pub(crate) fn one_at_a_time(a: &Approval) -> bool {
+    typed_only(a) || airlock_confirm::crisis::decides_for_person(&a.reasons)
 }
 
 pub(crate) fn random_hex(n: usize) -> Result<String, ChatError> {

@@ -23,6 +23,8 @@ pub enum Pick {
     ApproveOnce,
     ApproveSession,
     Deny,
+    /// Accept the grant airlock learned from this approval and its earlier ones.
+    Learn,
 }
 
 impl Pick {
@@ -31,6 +33,7 @@ impl Pick {
             Pick::ApproveOnce => 'o',
             Pick::ApproveSession => 's',
             Pick::Deny => 'd',
+            Pick::Learn => 'g',
         }
     }
 
@@ -39,6 +42,7 @@ impl Pick {
             "o" => Some(Pick::ApproveOnce),
             "s" => Some(Pick::ApproveSession),
             "d" => Some(Pick::Deny),
+            "g" => Some(Pick::Learn),
             _ => None,
         }
     }
@@ -46,7 +50,7 @@ impl Pick {
     pub fn choice(self) -> Choice {
         match self {
             Pick::Deny => Choice::Deny,
-            _ => Choice::Approve,
+            Pick::ApproveOnce | Pick::ApproveSession | Pick::Learn => Choice::Approve,
         }
     }
 
@@ -135,7 +139,12 @@ mod tests {
 
     #[test]
     fn round_trip_fits_and_binds() {
-        for pick in [Pick::ApproveOnce, Pick::ApproveSession, Pick::Deny] {
+        for pick in [
+            Pick::ApproveOnce,
+            Pick::ApproveSession,
+            Pick::Deny,
+            Pick::Learn,
+        ] {
             let d = encode(K, "telegram:ops", "-1001", N, pick);
             assert!(d.len() <= MAX_TAP, "{} bytes", d.len());
             assert_eq!(

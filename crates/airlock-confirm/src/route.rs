@@ -87,7 +87,14 @@ impl Broker {
         };
         let llm = format!("llm:{}", review.model);
         let now = self.now();
-        match (a.confirm, review.result) {
+        // A decision for a person who may be in crisis is a person's to make, either way: the
+        // review is shown, never applied.
+        let result = if crate::crisis::decides_for_person(&a.reasons) {
+            LlmResult::Escalate
+        } else {
+            review.result
+        };
+        match (a.confirm, result) {
             (Confirmers::Llm, LlmResult::Approve) => {
                 self.apply(
                     &row,
