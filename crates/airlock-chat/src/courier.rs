@@ -81,7 +81,8 @@ impl<P: Post> Courier<P> {
             _ => return,
         };
         let now = self.desk.now();
-        let days = ((o.learned.expires_ms - now) / 86_400_000).max(1);
+        // Rounded: the expiry was set a moment ago.
+        let days = ((o.learned.expires_ms - now + 43_200_000) / 86_400_000).max(1);
         let text = crate::text::fit(&crate::text::learn_offer(&o.learned, days), self.max_text);
         let keyboard = vec![vec![(
             format!("✅ Allow for {days} days"),
