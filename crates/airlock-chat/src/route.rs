@@ -43,6 +43,9 @@ pub struct Routes {
     tiers: BTreeMap<u8, Route>,
     /// `telegram`, `telegram:ops`, … → the lowest risk the channel is asked at.
     thresholds: BTreeMap<String, f64>,
+    /// From this many pending approvals of one session in a chat, a summary message answers
+    /// them all with one tap (0: never).
+    batch_after: usize,
 }
 
 /// The risk of approval `a` on the thresholds' scale (0 to 4): its tier, or 4 for a decision
@@ -72,6 +75,17 @@ impl Routes {
     pub fn with_threshold(mut self, channel: &str, threshold: f64) -> Routes {
         self.thresholds.insert(channel.to_string(), threshold);
         self
+    }
+
+    /// From `n` pending approvals of one session in a chat (below tier 4, not a decision for a
+    /// person in crisis), a summary message offers to approve or deny them all (0: never).
+    pub fn with_batch(mut self, n: usize) -> Routes {
+        self.batch_after = n;
+        self
+    }
+
+    pub fn batch_after(&self) -> usize {
+        self.batch_after
     }
 
     /// The lowest risk `channel` is asked at.

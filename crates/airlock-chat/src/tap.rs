@@ -25,6 +25,10 @@ pub enum Pick {
     Deny,
     /// Accept the grant airlock learned from this approval and its earlier ones.
     Learn,
+    /// Approve (once) every approval a session's summary message lists that is still pending.
+    ApproveAll,
+    /// Deny every approval a session's summary message lists that is still pending.
+    DenyAll,
 }
 
 impl Pick {
@@ -34,6 +38,8 @@ impl Pick {
             Pick::ApproveSession => 's',
             Pick::Deny => 'd',
             Pick::Learn => 'g',
+            Pick::ApproveAll => 'a',
+            Pick::DenyAll => 'x',
         }
     }
 
@@ -43,14 +49,18 @@ impl Pick {
             "s" => Some(Pick::ApproveSession),
             "d" => Some(Pick::Deny),
             "g" => Some(Pick::Learn),
+            "a" => Some(Pick::ApproveAll),
+            "x" => Some(Pick::DenyAll),
             _ => None,
         }
     }
 
     pub fn choice(self) -> Choice {
         match self {
-            Pick::Deny => Choice::Deny,
-            Pick::ApproveOnce | Pick::ApproveSession | Pick::Learn => Choice::Approve,
+            Pick::Deny | Pick::DenyAll => Choice::Deny,
+            Pick::ApproveOnce | Pick::ApproveSession | Pick::Learn | Pick::ApproveAll => {
+                Choice::Approve
+            }
         }
     }
 
@@ -144,6 +154,8 @@ mod tests {
             Pick::ApproveSession,
             Pick::Deny,
             Pick::Learn,
+            Pick::ApproveAll,
+            Pick::DenyAll,
         ] {
             let d = encode(K, "telegram:ops", "-1001", N, pick);
             assert!(d.len() <= MAX_TAP, "{} bytes", d.len());

@@ -58,6 +58,29 @@ Allow {} for {} for {days} days without asking? (tier 4 and decisions for a pers
     )
 }
 
+/// A session's summary: how many wait, and each in a line, with the approve-all question.
+pub fn batch(members: &[Approval]) -> String {
+    let Some(first) = members.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "airlock: {} pending from {} (session {}): approve all?\n",
+        members.len(),
+        first.agent,
+        cut(&first.session, 40)
+    );
+    for (i, a) in members.iter().enumerate() {
+        out.push_str(&format!(
+            "\n{}. {} (tier {})",
+            i + 1,
+            cut(&action_line(&a.action), 200),
+            a.tier as u8
+        ));
+    }
+    out.push_str("\n\nEach is answered and recorded on its own; tier 4 and decisions for a person in crisis are never in a summary.");
+    out
+}
+
 /// The request: what, how risky, why, time left at `now_ms`, and how to answer with `code`
 /// (`cmd` starts a typed command: `/` in Telegram and Discord, `/airlock ` in Slack).
 pub fn request(a: &Approval, code: &str, now_ms: i64, cmd: &str) -> String {

@@ -694,3 +694,142 @@ async fn a_decision_for_a_person_in_crisis_is_approved_once_at_a_time() {
     assert_eq!(bot.calls("sendMessage").len(), 1);
     b.shutdown().await;
 }
+
+/// The index (in sending order) of the first sent message with a button labelled `label`.
+fn sent_with(bot: &Bot, label: &str, skip: usize) -> Option<(usize, Value)> {
+    bot.calls("sendMessage")
+        .into_iter()
+        .enumerate()
+        .filter(|(_, m)| button(m, label).is_some())
+        .nth(skip)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_pending_approvals_are_answered_together_each_on_its_own() {
+    let bot = Bot::start().await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, "n1").await;
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new().with_batch(3))
+        .await
+        .unwrap();
+    let mut waiters = Vec::new();
+    let mut sent = 0;
+    // two of session s1, a tier-4 one of s1 (never in a summary), one of s2
+    for (session, command) in [
+        ("s1", "tier3 rotate web-1"),
+        ("s1", "tier4 drop table"),
+        ("s2", "tier3 other session"),
+        ("s1", "tier3 rotate web-2"),
+    ] {
+        waiters.push(ask(&b, session, command));
+        sent += 1;
+        bot.wait_calls("sendMessage", sent).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        sent_with(&bot, "Approve all", 0).is_none(),
+        "two are not enough"
+    );
+    // the third of s1 below tier 4: its message, then one summary of the three
+    waiters.push(ask(&b, "s1", "tier3 rotate web-3"));
+    bot.wait_calls("sendMessage", 6).await;
+    let (i, first) = sent_with(&bot, "Approve all 3", 0).expect("a summary");
+    let text = first["text"].as_str().unwrap();
+    assert!(
+        text.contains("3 pending from claude (session s1)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("tier4") && !text.contains("other session"),
+        "{text}"
+    );
+    // a fourth replaces it with a summary of four
+    waiters.push(ask(&b, "s1", "tier3 rotate web-4"));
+    bot.wait_calls("sendMessage", 8).await;
+    let (j, second) = sent_with(&bot, "Approve all 4", 0).expect("a newer summary");
+    for _ in 0..100 {
+        let replaced = bot.calls("editMessageText").iter().any(|e| {
+            e["message_id"] == message_id(&first, i)
+                && e["text"].as_str().unwrap().contains("Replaced")
+        });
+        if replaced {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // the old summary answers nothing; a stranger's tap on the new one is refused
+    bot.tap(
+        ALICE,
+        CHAT,
+        message_id(&first, i),
+        &button(&first, "Approve all").unwrap(),
+    );
+    bot.tap(
+        MALLORY,
+        CHAT,
+        message_id(&second, j),
+        &button(&second, "Approve all").unwrap(),
+    );
+    let acks = bot.wait_calls("answerCallbackQuery", 2).await;
+    assert!(
+        acks[0]["text"].as_str().unwrap().contains("replaced"),
+        "{}",
+        acks[0]
+    );
+    assert!(
+        acks[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not an approver")
+    );
+    assert_eq!(b.pending().await.unwrap().len(), 6);
+    // alice approves all four with one tap
+    bot.tap(
+        ALICE,
+        CHAT,
+        message_id(&second, j),
+        &button(&second, "Approve all").unwrap(),
+    );
+    let acks = bot.wait_calls("answerCallbackQuery", 3).await;
+    assert_eq!(acks[2]["text"], "Approved 4 by alice");
+    let mut rulings = Vec::new();
+    for (k, w) in waiters.into_iter().enumerate() {
+        if k == 1 || k == 2 {
+            w.abort();
+            continue;
+        }
+        rulings.push(
+            tokio::time::timeout(Duration::from_secs(10), w)
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    assert_eq!(rulings, vec![Ruling::Allow; 4]);
+    // each answered and recorded on its own; the tier-4 one and the other session still wait
+    let left = b.pending().await.unwrap();
+    assert_eq!(left.len(), 2, "{left:?}");
+    for a in b.history(4).await.unwrap() {
+        assert_eq!(a.decided_by.as_deref(), Some("alice"));
+        assert!(
+            a.answered_via.as_deref().unwrap().ends_with("/batch"),
+            "{a:?}"
+        );
+        let r = receipt(&b, &a.id).await;
+        assert_eq!(r.approvers, ["alice"]);
+        assert_eq!(r.decision, airlock_core::Decision::Allow);
+    }
+    // the summary shows the result, without buttons
+    for _ in 0..100 {
+        if bot.calls("editMessageText").iter().any(|e| {
+            e["message_id"] == message_id(&second, j) && e["text"] == "Approved 4 by alice"
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(bot.calls("editMessageText").iter().any(|e| {
+        e["message_id"] == message_id(&second, j) && e["text"] == "Approved 4 by alice"
+    }));
+    b.shutdown().await;
+}

@@ -169,6 +169,8 @@ pub struct FatigueSection {
     pub learn_after: Option<u32>,
     /// How long an accepted learned grant lasts (`7d`).
     pub learn_ttl: Option<String>,
+    /// Pending approvals of one session in a chat before a summary answers them all (0: never).
+    pub batch_after: Option<u32>,
 }
 
 impl ConfigFile {
@@ -404,7 +406,11 @@ impl ConfigFile {
                 || c.strip_prefix("emergency:")
                     .is_some_and(|n| self.emergency.contains_key(n))
         };
-        let mut routes = airlock_chat::Routes::new();
+        let batch = self.fatigue.batch_after.unwrap_or(3);
+        if batch == 1 {
+            bail!("fatigue.batch_after: a summary needs at least 2 approvals (0 turns it off)");
+        }
+        let mut routes = airlock_chat::Routes::new().with_batch(batch as usize);
         for (platform, t) in DEFAULT_THRESHOLDS {
             routes = routes.with_threshold(platform, t);
         }
@@ -613,5 +619,14 @@ mod tests {
         }
         let f = ConfigFile::parse("[fatigue]\nlearn_after = 5\nlearn_ttl = \"2d\"").unwrap();
         assert_eq!(f.fatigue.learn_after, Some(5));
+        assert_eq!(f.routes().unwrap().batch_after(), 3);
+        let f = ConfigFile::parse("[fatigue]\nbatch_after = 0").unwrap();
+        assert_eq!(f.routes().unwrap().batch_after(), 0);
+        assert!(
+            ConfigFile::parse("[fatigue]\nbatch_after = 1")
+                .unwrap()
+                .routes()
+                .is_err()
+        );
     }
 }
