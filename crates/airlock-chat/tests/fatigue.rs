@@ -122,8 +122,17 @@ async fn replay(batch_after: usize) -> Taps {
                 break;
             }
         }
-        // the summary comes with the catch-up pass after the last arrival (every 300 ms here)
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        // the summary comes with the catch-up pass after the last arrival (every 300 ms here):
+        // wait until nothing more is sent
+        let mut count = bot.calls("sendMessage").len();
+        loop {
+            tokio::time::sleep(Duration::from_millis(700)).await;
+            let now = bot.calls("sendMessage").len();
+            if now == count {
+                break;
+            }
+            count = now;
+        }
         t.asked += pending.len() as u32;
         let sent: Vec<(usize, Value)> = bot
             .calls("sendMessage")
