@@ -595,9 +595,22 @@ async fn tap_approve(bot: &Bot, b: &Broker, command: &str, n: usize) -> Ruling {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_of_approvals_offers_a_grant_one_tap_accepts() {
+    learned_in_chat(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn learned_in_chat_on_postgres() {
+    let Some(pg) = airlock_testkit::PgDb::create().await else {
+        eprintln!("PostgreSQL not reachable: skipped");
+        return;
+    };
+    learned_in_chat(Some(pg.url.clone())).await;
+}
+
+async fn learned_in_chat(database: Option<String>) {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
-    let b = broker_at(d.path(), None, "n1").await;
+    let b = broker_at(d.path(), database, "n1").await;
     let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
         .await
         .unwrap();
@@ -706,9 +719,22 @@ fn sent_with(bot: &Bot, label: &str, skip: usize) -> Option<(usize, Value)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_pending_approvals_are_answered_together_each_on_its_own() {
+    answered_together(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answered_together_on_postgres() {
+    let Some(pg) = airlock_testkit::PgDb::create().await else {
+        eprintln!("PostgreSQL not reachable: skipped");
+        return;
+    };
+    answered_together(Some(pg.url.clone())).await;
+}
+
+async fn answered_together(database: Option<String>) {
     let bot = Bot::start().await;
     let d = tempfile::tempdir().unwrap();
-    let b = broker_at(d.path(), None, "n1").await;
+    let b = broker_at(d.path(), database, "n1").await;
     let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new().with_batch(3))
         .await
         .unwrap();

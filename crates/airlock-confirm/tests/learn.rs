@@ -17,6 +17,27 @@ use common::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_of_approvals_proposes_a_narrow_grant_a_person_accepts() {
     let (b, _d) = sqlite_broker(BrokerConfig::default()).await;
+    run_of_approvals(b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_of_approvals_on_postgresql() {
+    let Some(pg) = airlock_testkit::PgDb::create().await else {
+        eprintln!("PostgreSQL not reachable: skipped");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(
+        d.path(),
+        Some(pg.url.clone()),
+        policy(""),
+        BrokerConfig::default(),
+    )
+    .await;
+    run_of_approvals(b).await;
+}
+
+async fn run_of_approvals(b: airlock_confirm::Broker) {
     let decide = |cmd: &'static str, yes: bool| {
         let b = b.clone();
         async move {
