@@ -2,7 +2,9 @@
 //! is asked about to its chats when the route says it is due (on the broker's events, and in a
 //! catch-up pass every `every`, so approvals opened on another node or while it was down, and
 //! steps that came due with time, are not missed), close the messages of decided approvals with
-//! the outcome and no buttons (whoever decided, wherever), and send the tier's timeout notices.
+//! the outcome and no buttons (whoever decided, wherever), and send the tier's timeout notices;
+//! in the catch-up pass, a summary per session with enough approvals waiting (approve or deny
+//! them all with one tap), and after an approval that ends a run, the learned grant's offer.
 //! A platform supplies only [`Post`]: send a message with buttons, and edit one to its end.
 
 use std::future::Future;
@@ -67,7 +69,123 @@ impl<P: Post> Courier<P> {
             && a.status.is_final()
         {
             self.close(a).await;
+            if let Some(o) = &reply.offer {
+                self.offer(a, o).await;
+            }
         }
+        for a in reply.batch.iter().filter(|a| a.status.is_final()) {
+            self.close(a).await;
+        }
+        if let Some((chat, message)) = &reply.summary
+            && let Err(e) = self.post.edit_final(chat, message, &reply.text).await
+        {
+            tracing::warn!(error = %e, "summary message not updated");
+        }
+    }
+
+    /// In each catch-up pass, so a burst of a session's approvals gets one summary rather than
+    /// one per arrival: each session's newest approval that may be answered together, in each
+    /// chat (`summarise` posts once per newest approval and chat).
+    async fn summaries(&self) {
+        if self.routes.batch_after() < 2 {
+            return;
+        }
+        let Ok(pending) = self.desk.broker.pending().await else {
+            return;
+        };
+        // oldest first: the last one kept per session is its newest
+        let mut newest = std::collections::BTreeMap::new();
+        for a in pending.into_iter().filter(crate::desk::batchable) {
+            newest.insert((a.agent.clone(), a.session.clone()), a);
+        }
+        for a in newest.values() {
+            for chat in &self.chats {
+                self.summarise(a, chat).await;
+            }
+        }
+    }
+
+    /// When `a`'s session has enough approvals waiting in `chat`, `a` among them, one summary
+    /// message answers them all with one tap; an earlier summary of the session in this chat is
+    /// replaced (shown so, without buttons).
+    async fn summarise(&self, a: &Approval, chat: &str) {
+        let n = self.routes.batch_after();
+        if n < 2 || !crate::desk::batchable(a) {
+            return;
+        }
+        let members = self.desk.batch_members(a, chat, self.desk.now()).await;
+        if members.len() < n || !members.iter().any(|m| m.id == a.id) {
+            return;
+        }
+        let row = match self.desk.claim_notice(a, crate::desk::BATCH, chat).await {
+            Ok(Some(r)) => r,
+            _ => return,
+        };
+        let text = crate::text::fit(&crate::text::batch(&members), self.max_text);
+        let k = members.len();
+        let keyboard = vec![vec![
+            (
+                format!("✅ Approve all {k}"),
+                self.desk.button(chat, &row.nonce, Pick::ApproveAll),
+            ),
+            (
+                format!("❌ Deny all {k}"),
+                self.desk.button(chat, &row.nonce, Pick::DenyAll),
+            ),
+        ]];
+        let sent = self.post.send(chat, &text, &keyboard).await;
+        self.desk.sent(&row, sent.map(Some)).await;
+        // The older summaries of the session here list fewer: replaced by this one.
+        let summary_chat = format!("{}:{chat}", crate::desk::BATCH);
+        for m in members.iter().filter(|m| m.id != a.id) {
+            let Ok(rows) = self.db().chat_messages_of(&m.id).await else {
+                continue;
+            };
+            for r in rows.iter().filter(|r| {
+                r.channel == self.desk.channel
+                    && r.chat == summary_chat
+                    && r.outcome.as_deref() == Some("notice")
+            }) {
+                let Some(message) = &r.message else { continue };
+                if self
+                    .post
+                    .edit_final(chat, message, "Replaced by a newer summary below.")
+                    .await
+                    .is_ok()
+                {
+                    let _ = self
+                        .db()
+                        .chat_message_move(
+                            &r.nonce,
+                            "closed",
+                            "closed",
+                            None,
+                            Some("superseded"),
+                            self.desk.now(),
+                        )
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// Offers the grant learned from approval `a` in the chat it was approved in: one message
+    /// with one button, once per approval and chat.
+    async fn offer(&self, a: &Approval, o: &crate::desk::Offer) {
+        let row = match self.desk.claim_notice(a, "learn", &o.chat).await {
+            Ok(Some(r)) => r,
+            _ => return,
+        };
+        let now = self.desk.now();
+        // Rounded: the expiry was set a moment ago.
+        let days = ((o.learned.expires_ms - now + 43_200_000) / 86_400_000).max(1);
+        let text = crate::text::fit(&crate::text::learn_offer(&o.learned, days), self.max_text);
+        let keyboard = vec![vec![(
+            format!("✅ Allow for {days} days"),
+            self.desk.button(&o.chat, &o.nonce, Pick::Learn),
+        )]];
+        let sent = self.post.send(&o.chat, &text, &keyboard).await;
+        self.desk.sent(&row, sent.map(Some)).await;
     }
 
     pub(crate) async fn run(
@@ -142,6 +260,7 @@ impl<P: Post> Courier<P> {
             }
             Err(e) => tracing::warn!(error = %e, "open chat messages not read"),
         }
+        self.summaries().await;
         if let Ok(recent) = self.desk.broker.history(50).await {
             for a in recent
                 .iter()
@@ -220,6 +339,11 @@ impl<P: Post> Courier<P> {
                 |label: &str, pick| (label.to_string(), self.desk.button(chat, &row.nonce, pick));
             let keyboard = if crate::desk::typed_only(a) {
                 vec![vec![button("❌ Deny", Pick::Deny)]]
+            } else if crate::desk::one_at_a_time(a) {
+                vec![vec![
+                    button("✅ Approve once", Pick::ApproveOnce),
+                    button("❌ Deny", Pick::Deny),
+                ]]
             } else {
                 vec![
                     vec![

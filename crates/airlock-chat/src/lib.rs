@@ -21,7 +21,7 @@ pub mod tap;
 pub mod telegram;
 pub mod text;
 
-pub use desk::{Desk, Reply};
+pub use desk::{Desk, Offer, Reply};
 pub use emergency::{Emergency, EmergencyConfig};
 pub use error::ChatError;
 pub use route::{OnTimeout, Route, Routes};

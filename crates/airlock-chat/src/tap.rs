@@ -23,6 +23,12 @@ pub enum Pick {
     ApproveOnce,
     ApproveSession,
     Deny,
+    /// Accept the grant airlock learned from this approval and its earlier ones.
+    Learn,
+    /// Approve (once) every approval a session's summary message lists that is still pending.
+    ApproveAll,
+    /// Deny every approval a session's summary message lists that is still pending.
+    DenyAll,
 }
 
 impl Pick {
@@ -31,6 +37,9 @@ impl Pick {
             Pick::ApproveOnce => 'o',
             Pick::ApproveSession => 's',
             Pick::Deny => 'd',
+            Pick::Learn => 'g',
+            Pick::ApproveAll => 'a',
+            Pick::DenyAll => 'x',
         }
     }
 
@@ -39,14 +48,19 @@ impl Pick {
             "o" => Some(Pick::ApproveOnce),
             "s" => Some(Pick::ApproveSession),
             "d" => Some(Pick::Deny),
+            "g" => Some(Pick::Learn),
+            "a" => Some(Pick::ApproveAll),
+            "x" => Some(Pick::DenyAll),
             _ => None,
         }
     }
 
     pub fn choice(self) -> Choice {
         match self {
-            Pick::Deny => Choice::Deny,
-            _ => Choice::Approve,
+            Pick::Deny | Pick::DenyAll => Choice::Deny,
+            Pick::ApproveOnce | Pick::ApproveSession | Pick::Learn | Pick::ApproveAll => {
+                Choice::Approve
+            }
         }
     }
 
@@ -135,7 +149,14 @@ mod tests {
 
     #[test]
     fn round_trip_fits_and_binds() {
-        for pick in [Pick::ApproveOnce, Pick::ApproveSession, Pick::Deny] {
+        for pick in [
+            Pick::ApproveOnce,
+            Pick::ApproveSession,
+            Pick::Deny,
+            Pick::Learn,
+            Pick::ApproveAll,
+            Pick::DenyAll,
+        ] {
             let d = encode(K, "telegram:ops", "-1001", N, pick);
             assert!(d.len() <= MAX_TAP, "{} bytes", d.len());
             assert_eq!(

@@ -34,6 +34,53 @@ pub fn action_line(a: &Action) -> String {
     cut(&s, MAX_ACTION)
 }
 
+/// `YYYY-MM-DD HH:MM` (UTC) of unix ms `ms`.
+pub fn when(ms: i64) -> String {
+    let min = ms.div_euclid(60_000).rem_euclid(24 * 60);
+    format!(
+        "{} {:02}:{:02}",
+        airlock_confirm::stats::day_of(ms),
+        min / 60,
+        min % 60
+    )
+}
+
+/// The offer of a learned grant: what it covers, for whom, how long, and why.
+pub fn learn_offer(l: &airlock_confirm::Learned, days: i64) -> String {
+    format!(
+        "airlock: {} approvals in a row of this kind of action by {}.
+
+Allow {} for {} for {days} days without asking? (tier 4 and decisions for a person in crisis are always asked; revoke with airlock grant revoke)",
+        l.approvals,
+        l.agent,
+        l.scope.describe(),
+        l.agent
+    )
+}
+
+/// A session's summary: how many wait, and each in a line, with the approve-all question.
+pub fn batch(members: &[Approval]) -> String {
+    let Some(first) = members.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "airlock: {} pending from {} (session {}): approve all?\n",
+        members.len(),
+        first.agent,
+        cut(&first.session, 40)
+    );
+    for (i, a) in members.iter().enumerate() {
+        out.push_str(&format!(
+            "\n{}. {} (tier {})",
+            i + 1,
+            cut(&action_line(&a.action), 200),
+            a.tier as u8
+        ));
+    }
+    out.push_str("\n\nEach is answered and recorded on its own; tier 4 and decisions for a person in crisis are never in a summary.");
+    out
+}
+
 /// The request: what, how risky, why, time left at `now_ms`, and how to answer with `code`
 /// (`cmd` starts a typed command: `/` in Telegram and Discord, `/airlock ` in Slack).
 pub fn request(a: &Approval, code: &str, now_ms: i64, cmd: &str) -> String {

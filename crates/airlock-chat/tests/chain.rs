@@ -284,3 +284,61 @@ async fn timeouts_notify_escalate_and_page() {
         b.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_below_its_threshold_is_not_asked_and_the_chain_moves_on() {
+    let ops = Bot::start().await;
+    let admins = Bot::start_with("999:ADMINS").await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, "n1").await;
+    // the admins are asked from risk 2.5; each step waits half the tier's time
+    let steps = chain(&["telegram:admins", "telegram:ops"], 0.5, None);
+    let routes = Routes::new()
+        .with(Tier::Low, steps.clone())
+        .with(Tier::High, steps)
+        .with_threshold("telegram", 1.0)
+        .with_threshold("telegram:admins", 2.5);
+    let _t1 = Telegram::start(b.clone(), config(&ops.url), routes.clone())
+        .await
+        .unwrap();
+    let _t2 = Telegram::start(b.clone(), admins_config(&admins), routes.clone())
+        .await
+        .unwrap();
+    // tier 1 (risk 1): the admins are skipped, so ops is asked at once, not after 5 s
+    let started = std::time::Instant::now();
+    let waiter = ask(&b, "s1", "chain low risk");
+    let m = ops.wait_calls("sendMessage", 1).await.remove(0);
+    assert!(
+        started.elapsed() < Duration::from_millis(3000),
+        "{:?}",
+        started.elapsed()
+    );
+    let id = b.pending().await.unwrap().remove(0).id;
+    ops.tap(ALICE, CHAT, 2, &button(&m, "Approve once").unwrap());
+    let ruling = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ruling, Ruling::Allow);
+    assert!(admins.calls("sendMessage").is_empty());
+    assert!(
+        rows(&b, &id)
+            .await
+            .iter()
+            .all(|r| r.channel == "telegram:ops"),
+        "{:?}",
+        rows(&b, &id).await
+    );
+    // tier 3 (risk 3) reaches the admins first, and ops waits its turn
+    let waiter = ask(&b, "s1", "tier3 high risk");
+    let m = admins.wait_calls("sendMessage", 1).await.remove(0);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(ops.calls("sendMessage").len(), 1, "ops is not due yet");
+    admins.tap(ALICE, CHAT, 2, &button(&m, "Approve once").unwrap());
+    let ruling = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ruling, Ruling::Allow);
+    b.shutdown().await;
+}

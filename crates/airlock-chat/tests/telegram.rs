@@ -38,6 +38,24 @@ async fn receipt(b: &Broker, approval: &str) -> airlock_ledger::Receipt {
     panic!("no receipt for {approval}");
 }
 
+/// The refused chat answers' receipts, oldest first, with their recorded arguments.
+async fn refusal_receipts(b: &Broker) -> Vec<(airlock_ledger::Receipt, Value)> {
+    let stored = b.ledger().receipts(0, 10_000).await.unwrap();
+    stored
+        .iter()
+        .filter_map(|s| {
+            let r: airlock_ledger::Receipt = serde_json::from_str(&s.body).ok()?;
+            if r.tool.as_deref() != Some("airlock.chat.refusal") {
+                return None;
+            }
+            let p: Value = serde_json::from_str(s.payload.as_deref()?).ok()?;
+            // the payload is the event's tool-shaped action or its arguments
+            let args = p.get("arguments").cloned().unwrap_or(p);
+            Some((r, args))
+        })
+        .collect()
+}
+
 async fn only_pending(b: &Broker) -> airlock_confirm::Approval {
     for _ in 0..200 {
         let p = b.pending().await.unwrap();
@@ -162,6 +180,19 @@ async fn forged_replayed_and_strangers_taps_are_refused_and_recorded() {
     let whats: Vec<&str> = refusals.iter().map(|r| r.what.as_str()).collect();
     assert_eq!(whats, ["not_approver", "forged", "forged", "forged"]);
     assert_eq!(refusals[0].user_id, MALLORY.to_string());
+    // and each is a receipt naming the channel, the platform user and the approval
+    let id = b.pending().await.unwrap().remove(0).id;
+    let refused = refusal_receipts(&b).await;
+    assert_eq!(refused.len(), 4, "{refused:?}");
+    let (r, payload) = &refused[0];
+    assert_eq!(r.event, Some(airlock_ledger::EventKind::Refusal));
+    assert_eq!(r.decision, airlock_core::Decision::Deny);
+    assert_eq!(r.principal, format!("telegram:ops/user={MALLORY}"));
+    assert_eq!(r.reasons[0].code, "ANSWER_REFUSED");
+    assert_eq!(r.reasons[0].rule, "chat.refused.not_approver");
+    assert_eq!(payload["user_id"], MALLORY.to_string());
+    assert_eq!(payload["channel"], "telegram:ops");
+    assert_eq!(payload["approval"], id.as_str());
 
     // alice denies; then the same deny replayed, and the approve tapped after it
     bot.tap(ALICE, CHAT, mid, &deny);
@@ -543,4 +574,288 @@ async fn tap_to_release() {
     println!(
         "answer→released via Broker::answer: p10 {d10:.1} ms, median {d50:.1} ms, p90 {d90:.1} ms"
     );
+}
+
+/// Approves `command` with a tap on its message (the `n`th message sent, 0-based).
+async fn tap_approve(bot: &Bot, b: &Broker, command: &str, n: usize) -> Ruling {
+    let waiter = ask(b, "s1", command);
+    let m = bot.wait_calls("sendMessage", n + 1).await.remove(n);
+    assert!(m["text"].as_str().unwrap().contains(command), "{m}");
+    bot.tap(
+        ALICE,
+        CHAT,
+        message_id(&m, n),
+        &button(&m, "Approve once").unwrap(),
+    );
+    tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_of_approvals_offers_a_grant_one_tap_accepts() {
+    learned_in_chat(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn learned_in_chat_on_postgres() {
+    let Some(pg) = airlock_testkit::PgDb::create().await else {
+        eprintln!("PostgreSQL not reachable: skipped");
+        return;
+    };
+    learned_in_chat(Some(pg.url.clone())).await;
+}
+
+async fn learned_in_chat(database: Option<String>) {
+    let bot = Bot::start().await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), database, "n1").await;
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        tap_approve(&bot, &b, "tier3 deploy web-1", 0).await,
+        Ruling::Allow
+    );
+    assert_eq!(
+        tap_approve(&bot, &b, "tier3 deploy web-2", 1).await,
+        Ruling::Allow
+    );
+    assert_eq!(
+        tap_approve(&bot, &b, "tier3 deploy web-3", 2).await,
+        Ruling::Allow
+    );
+    // the third approval in a row: one message offers the learned grant, with one button
+    let offer = bot.wait_calls("sendMessage", 4).await.remove(3);
+    let text = offer["text"].as_str().unwrap();
+    assert!(
+        text.contains("3 approvals in a row") && text.contains("prefix: tier3 deploy"),
+        "{text}"
+    );
+    let accept = button(&offer, "Allow for 7 days").unwrap();
+    // a stranger's tap on it is refused; alice's creates the grant
+    bot.tap(MALLORY, CHAT, message_id(&offer, 3), &accept);
+    bot.tap(ALICE, CHAT, message_id(&offer, 3), &accept);
+    let acks = bot.wait_calls("answerCallbackQuery", 5).await;
+    assert!(
+        acks[3]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not an approver")
+    );
+    let granted = acks[4]["text"].as_str().unwrap();
+    assert!(granted.starts_with("Granted"), "{granted}");
+    let grants = b
+        .book()
+        .list(&airlock_grants::ListFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].creator.to_string(), "person:alice");
+    // the next of its kind is allowed without a message
+    let ruling = b
+        .decide_and_wait(sub("s2", "tier3 deploy web-4"), Duration::from_secs(5))
+        .await;
+    assert_eq!(ruling, Ruling::Allow);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(bot.calls("sendMessage").len(), 4, "nobody was asked");
+    b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_for_a_person_in_crisis_is_approved_once_at_a_time() {
+    let bot = Bot::start().await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), None, "n1").await;
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new())
+        .await
+        .unwrap();
+    let origin = airlock_confirm::Origin {
+        agent: "claude".into(),
+        session: "s1".into(),
+    };
+    b.mark_crisis(&origin, "hook:claude", "crisis.x")
+        .await
+        .unwrap();
+    let mut s = sub("s1", "-");
+    s.action = airlock_core::Action::MessageSend {
+        channel: "sms".into(),
+        recipient: "+15550001".into(),
+        body: "I am worried about you".into(),
+    };
+    let b2 = b.clone();
+    let waiter = tokio::spawn(async move { b2.decide_and_wait(s, Duration::from_secs(40)).await });
+    let m = bot.wait_calls("sendMessage", 1).await.remove(0);
+    assert!(button(&m, "For this session").is_none(), "{m}");
+    let once = button(&m, "Approve once").unwrap();
+    // a session tap forged from the once button does not verify
+    bot.tap(ALICE, CHAT, message_id(&m, 0), &once.replace(".o.", ".s."));
+    bot.tap(ALICE, CHAT, message_id(&m, 0), &once);
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .unwrap()
+            .unwrap(),
+        Ruling::Allow
+    );
+    let a = b.history(1).await.unwrap().remove(0);
+    assert_eq!(a.scope, Some(airlock_confirm::AnswerScope::Once));
+    assert_eq!(a.grant, None);
+    // no grant is offered however often it is approved
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(bot.calls("sendMessage").len(), 1);
+    b.shutdown().await;
+}
+
+/// The index (in sending order) of the first sent message with a button labelled `label`.
+fn sent_with(bot: &Bot, label: &str, skip: usize) -> Option<(usize, Value)> {
+    bot.calls("sendMessage")
+        .into_iter()
+        .enumerate()
+        .filter(|(_, m)| button(m, label).is_some())
+        .nth(skip)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_pending_approvals_are_answered_together_each_on_its_own() {
+    answered_together(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answered_together_on_postgres() {
+    let Some(pg) = airlock_testkit::PgDb::create().await else {
+        eprintln!("PostgreSQL not reachable: skipped");
+        return;
+    };
+    answered_together(Some(pg.url.clone())).await;
+}
+
+async fn answered_together(database: Option<String>) {
+    let bot = Bot::start().await;
+    let d = tempfile::tempdir().unwrap();
+    let b = broker_at(d.path(), database, "n1").await;
+    let _tg = Telegram::start(b.clone(), config(&bot.url), Routes::new().with_batch(3))
+        .await
+        .unwrap();
+    let mut waiters = Vec::new();
+    let mut sent = 0;
+    // two of session s1, a tier-4 one of s1 (never in a summary), one of s2
+    for (session, command) in [
+        ("s1", "tier3 rotate web-1"),
+        ("s1", "tier4 drop table"),
+        ("s2", "tier3 other session"),
+        ("s1", "tier3 rotate web-2"),
+    ] {
+        waiters.push(ask(&b, session, command));
+        sent += 1;
+        bot.wait_calls("sendMessage", sent).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        sent_with(&bot, "Approve all", 0).is_none(),
+        "two are not enough"
+    );
+    // the third of s1 below tier 4: its message, then one summary of the three
+    waiters.push(ask(&b, "s1", "tier3 rotate web-3"));
+    bot.wait_calls("sendMessage", 6).await;
+    let (i, first) = sent_with(&bot, "Approve all 3", 0).expect("a summary");
+    let text = first["text"].as_str().unwrap();
+    assert!(
+        text.contains("3 pending from claude (session s1)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("tier4") && !text.contains("other session"),
+        "{text}"
+    );
+    // a fourth replaces it with a summary of four
+    waiters.push(ask(&b, "s1", "tier3 rotate web-4"));
+    bot.wait_calls("sendMessage", 8).await;
+    let (j, second) = sent_with(&bot, "Approve all 4", 0).expect("a newer summary");
+    for _ in 0..100 {
+        let replaced = bot.calls("editMessageText").iter().any(|e| {
+            e["message_id"] == message_id(&first, i)
+                && e["text"].as_str().unwrap().contains("Replaced")
+        });
+        if replaced {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // the old summary answers nothing; a stranger's tap on the new one is refused
+    bot.tap(
+        ALICE,
+        CHAT,
+        message_id(&first, i),
+        &button(&first, "Approve all").unwrap(),
+    );
+    bot.tap(
+        MALLORY,
+        CHAT,
+        message_id(&second, j),
+        &button(&second, "Approve all").unwrap(),
+    );
+    let acks = bot.wait_calls("answerCallbackQuery", 2).await;
+    assert!(
+        acks[0]["text"].as_str().unwrap().contains("replaced"),
+        "{}",
+        acks[0]
+    );
+    assert!(
+        acks[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not an approver")
+    );
+    assert_eq!(b.pending().await.unwrap().len(), 6);
+    // alice approves all four with one tap
+    bot.tap(
+        ALICE,
+        CHAT,
+        message_id(&second, j),
+        &button(&second, "Approve all").unwrap(),
+    );
+    let acks = bot.wait_calls("answerCallbackQuery", 3).await;
+    assert_eq!(acks[2]["text"], "Approved 4 by alice");
+    let mut rulings = Vec::new();
+    for (k, w) in waiters.into_iter().enumerate() {
+        if k == 1 || k == 2 {
+            w.abort();
+            continue;
+        }
+        rulings.push(
+            tokio::time::timeout(Duration::from_secs(10), w)
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    assert_eq!(rulings, vec![Ruling::Allow; 4]);
+    // each answered and recorded on its own; the tier-4 one and the other session still wait
+    let left = b.pending().await.unwrap();
+    assert_eq!(left.len(), 2, "{left:?}");
+    for a in b.history(4).await.unwrap() {
+        assert_eq!(a.decided_by.as_deref(), Some("alice"));
+        assert!(
+            a.answered_via.as_deref().unwrap().ends_with("/batch"),
+            "{a:?}"
+        );
+        let r = receipt(&b, &a.id).await;
+        assert_eq!(r.approvers, ["alice"]);
+        assert_eq!(r.decision, airlock_core::Decision::Allow);
+    }
+    // the summary shows the result, without buttons
+    for _ in 0..100 {
+        if bot.calls("editMessageText").iter().any(|e| {
+            e["message_id"] == message_id(&second, j) && e["text"] == "Approved 4 by alice"
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(bot.calls("editMessageText").iter().any(|e| {
+        e["message_id"] == message_id(&second, j) && e["text"] == "Approved 4 by alice"
+    }));
+    b.shutdown().await;
 }

@@ -60,6 +60,14 @@ impl Broker {
                         .into(),
                 ));
             }
+            if a.scope == AnswerScope::Session
+                && crate::crisis::decides_for_person(&approval.reasons)
+            {
+                return Err(ConfirmError::Invalid(
+                    "a decision for a person who may be in crisis is approved once at a time; no session grant stands in for it"
+                        .into(),
+                ));
+            }
         }
         let row = if a.decision == Choice::Approve && approval.confirm == Confirmers::LlmAndHuman {
             // Both factors: the reviewer's verdict comes first (its deny is final).

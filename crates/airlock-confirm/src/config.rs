@@ -24,6 +24,11 @@ pub struct BrokerConfig {
     pub denial_streak: u32,
     /// After this many approvals by a person of the same action, a rule is suggested.
     pub suggest_after: u32,
+    /// After this many approvals by a person in a row of the same kind of action by one
+    /// agent, a narrow grant is proposed (0: never).
+    pub learn_after: u32,
+    /// How long a learned grant lasts once accepted.
+    pub learn_ttl: Duration,
     /// How often the sweeper looks for approvals past their deadline or time lock.
     pub sweep_every: Duration,
 }
@@ -37,6 +42,8 @@ impl Default for BrokerConfig {
             node: "local".into(),
             denial_streak: 3,
             suggest_after: 3,
+            learn_after: 3,
+            learn_ttl: Duration::from_secs(7 * 24 * 3600),
             sweep_every: Duration::from_millis(500),
         }
     }

@@ -5,12 +5,21 @@
 //! receipt; [`clear`] is an approver's, recorded before the state ends. The broker reads the
 //! state on every submission of the session (its policy evaluation runs in crisis mode).
 
+use airlock_core::{Finding, ReasonCode};
 use airlock_store::{CrisisRow, Ledger};
 
 use crate::ConfirmError;
 use crate::broker::Broker;
 use crate::event::{CrisisChange, Event, Origin, record};
 use crate::model::{Principal, Role};
+
+/// Whether findings say the action decides something for a person who may be in crisis
+/// (contacting emergency services or someone they know, sharing a location, ending the
+/// conversation): such an action is answered by a person every time, and nothing stands in for
+/// one (no grant, learned or not, no batch answer, no LLM verdict, approve or deny).
+pub fn decides_for_person(reasons: &[Finding]) -> bool {
+    reasons.iter().any(|f| f.code == ReasonCode::CrisisDecision)
+}
 
 /// Marks `origin.session` in crisis mode after a crisis verdict from `source` (`rule`: the
 /// scanner's first crisis rule). The first mark is recorded as a receipt (its id is returned);

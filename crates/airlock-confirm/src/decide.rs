@@ -1,7 +1,7 @@
 //! One decision as every surface makes it: the policy's verdict, then, for an ask, a grant of the
 //! asking agent that covers the action, used atomically in the store. A deny is final (no grant
 //! lifts it), and a tier-4 ask goes to a person every time (its confirmation is deliberate, so
-//! no stored grant stands in for it).
+//! no stored grant stands in for it), as does a decision for a person who may be in crisis.
 
 use airlock_core::{Action, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_grants::{Grant, GrantBook, GrantError, Subject};
@@ -23,7 +23,11 @@ pub async fn decide(
 ) -> Result<Decided, GrantError> {
     let mut verdict = policy.evaluate(action, ctx);
     let grant = match book {
-        Some(book) if verdict.decision == Decision::Ask && verdict.tier < Tier::Critical => {
+        Some(book)
+            if verdict.decision == Decision::Ask
+                && verdict.tier < Tier::Critical
+                && !crate::crisis::decides_for_person(&verdict.reasons) =>
+        {
             book.use_for(actor, action).await?
         }
         _ => None,

@@ -24,6 +24,8 @@ use crate::receipt::{RecordContext, request};
 pub const PIN_SESSION: &str = "mcp-pins";
 /// The session grant events are recorded in.
 pub const GRANT_SESSION: &str = "grants";
+/// The session refused chat answers are recorded in.
+pub const CHAT_SESSION: &str = "chat";
 
 /// An agent's side of an event: whose traffic it was, in which session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +183,19 @@ pub enum Event {
         details: Value,
         grant: Option<String>,
     },
+    /// A tap or typed answer in a chat channel refused before the broker decided anything: by
+    /// someone not on the channel's approver list (`not_approver`), with a forged or moved
+    /// button, an unknown code, too late, or a second answer (`what`).
+    ChatRefusal {
+        /// `telegram:ops`, `slack:ops`, …
+        channel: String,
+        /// The platform's id of whoever tapped or typed.
+        user: String,
+        chat: String,
+        /// The approval the answer was for, when the button or code named one.
+        approval: Option<String>,
+        what: String,
+    },
     /// `session` entered crisis mode (`who` is the agent whose traffic it was) or an approver
     /// (`who`) ended it. `source` and `rule` are the mark's: the surface and the scanner's rule.
     Crisis {
@@ -222,7 +237,7 @@ impl Event {
             | Event::InboundText { .. }
             | Event::CleanTexts { .. }
             | Event::Privacy { .. } => EventKind::Scan,
-            Event::Refusal { .. } => EventKind::Refusal,
+            Event::Refusal { .. } | Event::ChatRefusal { .. } => EventKind::Refusal,
             Event::BudgetRefusal { .. } => EventKind::BudgetRefusal,
             Event::PinApproval { .. } => EventKind::PinApproval,
             Event::Grant { .. } => EventKind::Grant,
@@ -342,6 +357,22 @@ impl Event {
                         (true, None) => "match",
                         (true, Some(_)) => "drift",
                     },
+                }),
+            ),
+            Event::ChatRefusal {
+                channel,
+                user,
+                chat,
+                approval,
+                what,
+            } => (
+                "airlock.chat.refusal".to_string(),
+                json!({
+                    "channel": channel,
+                    "user_id": user,
+                    "chat": chat,
+                    "approval": approval,
+                    "what": what,
                 }),
             ),
             Event::Crisis {
@@ -466,6 +497,23 @@ impl Event {
                 Severity::Medium,
                 format!("{person} approved the changed definition of {tool} ({server})"),
             ),
+            Event::ChatRefusal {
+                channel,
+                user,
+                approval,
+                what,
+                ..
+            } => one(
+                format!("chat.refused.{what}"),
+                ReasonCode::AnswerRefused,
+                Decision::Deny,
+                Tier::Medium,
+                Severity::Medium,
+                format!(
+                    "{channel}: an answer by platform user {user} to {} was refused ({what})",
+                    approval.as_deref().unwrap_or("no known approval")
+                ),
+            ),
             Event::Grant { person, change, .. } => one(
                 format!("grant.{}", change.as_str()),
                 ReasonCode::GrantEvent,
@@ -531,6 +579,12 @@ impl Event {
                 vec![person.clone()],
                 grant.clone(),
             ),
+            Event::ChatRefusal { channel, user, .. } => (
+                format!("{channel}/user={user}"),
+                CHAT_SESSION.to_string(),
+                vec![],
+                None,
+            ),
             Event::Crisis {
                 session,
                 who,
@@ -571,6 +625,7 @@ impl Event {
             Event::BudgetRefusal { .. } => "budget".into(),
             Event::PinApproval { .. } => "mcp-pin-approval".into(),
             Event::Grant { .. } => "grant-event".into(),
+            Event::ChatRefusal { .. } => "chat-answer".into(),
             Event::ToolOutput { drift, .. } => match drift.as_ref().map(|f| f.decision) {
                 Some(Decision::Deny) => "output-contract:deny".into(),
                 Some(_) => "output-contract:flag".into(),

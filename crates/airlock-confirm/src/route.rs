@@ -6,6 +6,8 @@
 //! - `llm+human`: both must approve. The reviewer's deny denies at once; when the reviewer
 //!   fails, the person decides alone and the approval records that the LLM factor failed.
 //! - `human`: a person. Tier 4 always needs a person, whatever the policy's confirmers say.
+//! - A decision for a person who may be in crisis: the review is recorded and shown, never
+//!   applied (neither its approve nor its deny decides).
 
 use airlock_core::Tier;
 use airlock_grants::{GrantKind, NewGrant, Scope, Subject};
@@ -87,7 +89,14 @@ impl Broker {
         };
         let llm = format!("llm:{}", review.model);
         let now = self.now();
-        match (a.confirm, review.result) {
+        // A decision for a person who may be in crisis is a person's to make, either way: the
+        // review is shown, never applied.
+        let result = if crate::crisis::decides_for_person(&a.reasons) {
+            LlmResult::Escalate
+        } else {
+            review.result
+        };
+        match (a.confirm, result) {
             (Confirmers::Llm, LlmResult::Approve) => {
                 self.apply(
                     &row,

@@ -163,3 +163,72 @@ async fn two_nodes_on_one_postgresql_agree_on_a_sessions_crisis_mode() {
         Status::Allowed
     );
 }
+
+/// Tier 3 lets the reviewer share the decision, so a crisis decision meets the LLM factor.
+const REVIEWED: &str = r#"
+[[tools]]
+name = "share_location"
+tier = 1
+
+[tiers.3]
+confirm = "llm"
+timeout = "20s"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_but_a_person_answers_a_crisis_decision() {
+    for said in ["approve", "deny"] {
+        let (_llm, url) = llm_server(verdict(said, 0.1)).await;
+        let config = BrokerConfig {
+            llm: Some(llm_config(&url, std::time::Duration::from_secs(5))),
+            learn_after: 2,
+            ..BrokerConfig::default()
+        };
+        let d = tempfile::tempdir().unwrap();
+        let b = broker_at(d.path(), None, policy_text(REVIEWED), config).await;
+        b.mark_crisis(&origin("s1"), "hook:claude", "crisis.x")
+            .await
+            .unwrap();
+        // a grant of exactly this action, made by a person, stands in for nobody here
+        let action = tool("s1", "share_location").action;
+        let g = airlock_grants::NewGrant::new(
+            airlock_grants::Subject::new("assistant", None),
+            airlock_grants::Scope::exact(&action).unwrap(),
+            airlock_grants::GrantKind::Permanent,
+        );
+        b.book().create(g, "alice").await.unwrap();
+
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let o = b.submit(tool("s1", "share_location")).await.unwrap();
+            assert_eq!(o.status, Status::Pending, "{said}: {o:?}");
+            let id = o.approval.unwrap();
+            // the reviewer's verdict is recorded, and applied neither way
+            for _ in 0..200 {
+                if b.approval(&id).await.unwrap().llm.is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            let a = b.approval(&id).await.unwrap();
+            assert!(a.llm.is_some(), "{said}: reviewed");
+            assert_eq!(a.status, airlock_confirm::ApprovalStatus::Pending, "{said}");
+            // no session grant stands in for a person either
+            let session = airlock_confirm::Answer {
+                scope: airlock_confirm::AnswerScope::Session,
+                ..approve("alice")
+            };
+            assert!(
+                matches!(b.answer(&id, session).await, Err(ConfirmError::Invalid(_))),
+                "{said}"
+            );
+            let a = b.answer(&id, approve("alice")).await.unwrap();
+            assert_eq!(a.status, airlock_confirm::ApprovalStatus::Approved);
+            // however often a person approved it, nothing is learned
+            assert_eq!(b.learnable(&a).await.unwrap(), None, "{said}");
+            assert!(b.accept_learned(&id, &person("bob")).await.is_err());
+            ids.push(id);
+        }
+        b.shutdown().await;
+    }
+}

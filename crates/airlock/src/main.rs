@@ -73,6 +73,8 @@ enum Command {
     Mcp(cmd::mcp::Args),
     /// Sessions in crisis mode: list them, or end one (a person's decision).
     Crisis(cmd::crisis::Args),
+    /// Prompts per day, what the LLM reviewer and learned grants answered, time to answer.
+    Stats(cmd::stats::Args),
     /// Run a command confined: Landlock, seccomp, rlimits, a timeout, egress only to granted hosts.
     Run(cmd::run::Args),
     /// The launcher half of `airlock run` (confines itself, then execs the command).
@@ -133,6 +135,7 @@ fn main() -> ExitCode {
         Command::Watch(a) => cmd::approvals::watch(a, store),
         Command::Mcp(a) => cmd::mcp::run(a, store),
         Command::Crisis(a) => cmd::crisis::run(a, store),
+        Command::Stats(a) => cmd::stats::run(a, store),
         Command::Run(a) => cmd::run::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };

@@ -181,10 +181,7 @@ impl Runner {
                         )
                         .await
                 }
-                _ => Reply {
-                    text: "This request is too old to answer here.".into(),
-                    decided: None,
-                },
+                _ => Reply::say("This request is too old to answer here."),
             };
             if let Err(e) = self.api.answer_callback(&q.id, &reply.text).await {
                 tracing::warn!(error = %e, "answerCallbackQuery failed");

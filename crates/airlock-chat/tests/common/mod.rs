@@ -72,12 +72,27 @@ deliberate = true
 "#;
 
 pub fn policy() -> PolicyProvider {
-    let layer = Layer::from_str(LayerKind::User, "<test>", POLICY, None).unwrap();
+    policy_of(POLICY)
+}
+
+/// A provider serving the user layer `text` on the built-in policy.
+pub fn policy_of(text: &str) -> PolicyProvider {
+    let layer = Layer::from_str(LayerKind::User, "<test>", text, None).unwrap();
     let p = Arc::new(Policy::from_layers(vec![layer]).unwrap());
     Arc::new(move |_cwd: Option<&Path>| Ok(p.clone()))
 }
 
 pub async fn broker_at(dir: &Path, database: Option<String>, node: &str) -> Broker {
+    broker_with(dir, database, node, policy()).await
+}
+
+/// A broker on `dir` (or `database`) judging by `policy`.
+pub async fn broker_with(
+    dir: &Path,
+    database: Option<String>,
+    node: &str,
+    policy: PolicyProvider,
+) -> Broker {
     let ledger = Ledger::open(
         &StoreOptions::new(dir).with_database(database),
         LedgerConfig::default(),
@@ -90,7 +105,7 @@ pub async fn broker_at(dir: &Path, database: Option<String>, node: &str) -> Brok
         sweep_every: Duration::from_millis(100),
         ..BrokerConfig::default()
     };
-    Broker::start(ledger, book, policy(), config).await.unwrap()
+    Broker::start(ledger, book, policy, config).await.unwrap()
 }
 
 pub fn sub(session: &str, command: &str) -> Submission {

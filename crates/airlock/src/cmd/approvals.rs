@@ -168,8 +168,16 @@ fn answer(c: &Client, id: &str, mut body: Value) -> Result<u8> {
 
 /// `airlock watch`: shows what waits, counts down, and takes answers typed at the terminal.
 /// Several pending actions below tier 4 can be approved in one answer; a critical one is always
-/// answered on its own, with its code. A prompt whose approval runs out of time moves on: the
+/// answered on its own, with its code, and so is a decision for a person who may be in crisis. A prompt whose approval runs out of time moves on: the
 /// daemon has denied it (silence is not consent).
+/// Whether an approval (as the API lists it) decides something for a person who may be in
+/// crisis.
+fn crisis_decision(ap: &Value) -> bool {
+    ap["reasons"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|f| f["code"] == "CRISIS_DECISION"))
+}
+
 pub fn watch(a: WatchArgs, store: &StoreOptions) -> Result<u8> {
     let c = client(&a.conn, store)?;
     let rt = runtime()?;
@@ -189,14 +197,18 @@ pub fn watch(a: WatchArgs, store: &StoreOptions) -> Result<u8> {
         for ap in &list {
             print!("{}", describe(ap, now));
         }
-        let batchable: Vec<&Value> = list.iter().filter(|ap| tier(ap) < 4).collect();
+        // a decision for a person who may be in crisis is answered on its own, as tier 4 is
+        let batchable: Vec<&Value> = list
+            .iter()
+            .filter(|ap| tier(ap) < 4 && !crisis_decision(ap))
+            .collect();
         if batchable.len() > 1 {
             let first_deadline = batchable
                 .iter()
                 .filter_map(|ap| ap["deadline_ms"].as_i64())
                 .min();
             let text = format!(
-                "approve all {} pending below tier 4? [y/N]",
+                "approve all {} pending below tier 4 (crisis decisions apart)? [y/N]",
                 batchable.len()
             );
             let line = match input.ask(&text, first_deadline)? {

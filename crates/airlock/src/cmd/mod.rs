@@ -14,6 +14,7 @@ pub mod proxy;
 pub mod run;
 pub mod scan;
 pub mod serve;
+pub mod stats;
 pub mod token;
 
 /// Exit codes shared by `check` and friends (documented in the README).

@@ -677,6 +677,22 @@ fn watch_batches_approvals_and_denies_with_a_reason() {
     let (_, out) = http(&d.url, "GET", &format!("/v1/actions/{three}"), &agent, None);
     assert_eq!(out["status"], "denied", "{out}");
     assert!(out.to_string().contains("not during the freeze"), "{out}");
+
+    // `airlock stats` reads from the store what people were asked and answered
+    let (code, out, err) = airlock(&dir, None, &["stats", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["prompts"], 3, "{s}");
+    assert_eq!(s["answered"], 3, "{s}");
+    assert_eq!(s["llm_answered"], 0, "{s}");
+    assert_eq!(s["days"].as_array().unwrap().len(), 1, "{s}");
+    assert!(s["median_answer_ms"].as_i64().is_some(), "{s}");
+    let (code, out, err) = airlock(&dir, None, &["stats"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("prompts") && out.contains("learned grants accepted: 0"),
+        "{out}"
+    );
 }
 
 /// A chat-completions endpoint on loopback that answers every request with `content` as the

@@ -42,7 +42,14 @@ pub struct ConfigFile {
     /// Who is asked, in what order, per tier (`[routes.tier3]`).
     #[serde(default)]
     pub routes: std::collections::BTreeMap<String, RouteSection>,
+    /// The lowest risk (0 to 4) each chat platform or channel is asked at (`[thresholds]`).
+    #[serde(default)]
+    pub thresholds: std::collections::BTreeMap<String, f64>,
 }
+
+/// The built-in risk thresholds of the chat platforms (on the approval's 0–4 risk scale).
+pub const DEFAULT_THRESHOLDS: [(&str, f64); 3] =
+    [("telegram", 2.0), ("slack", 2.0), ("discord", 2.5)];
 
 /// A Slack app: its request URL is `{public_url}/v1/chat/slack/<name>`.
 #[derive(Debug, Deserialize)]
@@ -158,6 +165,12 @@ pub struct WebhookSection {
 pub struct FatigueSection {
     pub denial_streak: Option<u32>,
     pub suggest_after: Option<u32>,
+    /// Approvals of one kind in a row before a grant is proposed (0: never).
+    pub learn_after: Option<u32>,
+    /// How long an accepted learned grant lasts (`7d`).
+    pub learn_ttl: Option<String>,
+    /// Pending approvals of one session in a chat before a summary answers them all (0: never).
+    pub batch_after: Option<u32>,
 }
 
 impl ConfigFile {
@@ -251,6 +264,14 @@ impl ConfigFile {
         if let Some(n) = self.fatigue.suggest_after {
             c.suggest_after = n.max(1);
         }
+        if let Some(n) = self.fatigue.learn_after {
+            c.learn_after = n;
+        }
+        c.learn_ttl = duration(
+            self.fatigue.learn_ttl.as_deref(),
+            "fatigue.learn_ttl",
+            c.learn_ttl,
+        )?;
         Ok(c)
     }
 }
@@ -385,7 +406,26 @@ impl ConfigFile {
                 || c.strip_prefix("emergency:")
                     .is_some_and(|n| self.emergency.contains_key(n))
         };
-        let mut routes = airlock_chat::Routes::new();
+        let batch = self.fatigue.batch_after.unwrap_or(3);
+        if batch == 1 {
+            bail!("fatigue.batch_after: a summary needs at least 2 approvals (0 turns it off)");
+        }
+        let mut routes = airlock_chat::Routes::new().with_batch(batch as usize);
+        for (platform, t) in DEFAULT_THRESHOLDS {
+            routes = routes.with_threshold(platform, t);
+        }
+        for (key, t) in &self.thresholds {
+            let platform = matches!(key.as_str(), "telegram" | "slack" | "discord" | "emergency");
+            if !platform && (key == "inbox" || !known(key)) {
+                bail!(
+                    "thresholds.{key}: not a chat platform (telegram, slack, discord, emergency) or a configured channel (telegram:NAME, …)"
+                );
+            }
+            if !(t.is_finite() && (0.0..=4.0).contains(t)) {
+                bail!("thresholds.{key} must be a risk from 0 to 4 (the approval's tier)");
+            }
+            routes = routes.with_threshold(key, *t);
+        }
         for (key, r) in &self.routes {
             let tier = key
                 .strip_prefix("tier")
@@ -551,5 +591,42 @@ mod tests {
             let c = ConfigFile::parse(&format!("{base}{bad}")).unwrap();
             assert!(c.routes().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn thresholds_per_platform_and_channel() {
+        let base = "[telegram.ops]\ntoken_env = \"PATH\"\nchats = [\"1\"]\napprovers = { \"1\" = \"a\" }\n";
+        let r = ConfigFile::parse(base).unwrap().routes().unwrap();
+        assert_eq!(r.threshold("telegram:ops"), 2.0);
+        assert_eq!(r.threshold("discord:x"), 2.5);
+        assert_eq!(r.threshold("inbox"), 0.0);
+        let c = ConfigFile::parse(&format!(
+            "{base}[thresholds]\ntelegram = 1.5\n\"telegram:ops\" = 3.0\n"
+        ))
+        .unwrap();
+        let r = c.routes().unwrap();
+        assert_eq!(r.threshold("telegram:ops"), 3.0);
+        assert_eq!(r.threshold("telegram:admins"), 1.5);
+        for bad in [
+            "[thresholds]\ntelegram = 4.5",
+            "[thresholds]\ntelegram = -1",
+            "[thresholds]\n\"telegram:nobody\" = 2.0",
+            "[thresholds]\ninbox = 2.0",
+            "[thresholds]\nterminal = 2.0",
+        ] {
+            let c = ConfigFile::parse(&format!("{base}{bad}")).unwrap();
+            assert!(c.routes().is_err(), "{bad}");
+        }
+        let f = ConfigFile::parse("[fatigue]\nlearn_after = 5\nlearn_ttl = \"2d\"").unwrap();
+        assert_eq!(f.fatigue.learn_after, Some(5));
+        assert_eq!(f.routes().unwrap().batch_after(), 3);
+        let f = ConfigFile::parse("[fatigue]\nbatch_after = 0").unwrap();
+        assert_eq!(f.routes().unwrap().batch_after(), 0);
+        assert!(
+            ConfigFile::parse("[fatigue]\nbatch_after = 1")
+                .unwrap()
+                .routes()
+                .is_err()
+        );
     }
 }
