@@ -75,6 +75,8 @@ enum Command {
     Crisis(cmd::crisis::Args),
     /// Run a command confined: Landlock, seccomp, rlimits, a timeout, egress only to granted hosts.
     Run(cmd::run::Args),
+    /// Run WASM tools with fuel, memory and time limits; serve a directory of them over MCP.
+    Tool(cmd::tool::Args),
     /// The launcher half of `airlock run` (confines itself, then execs the command).
     #[command(hide = true)]
     SandboxExec(cmd::run::ExecArgs),
@@ -134,6 +136,7 @@ fn main() -> ExitCode {
         Command::Mcp(a) => cmd::mcp::run(a, store),
         Command::Crisis(a) => cmd::crisis::run(a, store),
         Command::Run(a) => cmd::run::run(a, store),
+        Command::Tool(a) => cmd::tool::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };
     match result {

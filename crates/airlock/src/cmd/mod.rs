@@ -15,6 +15,7 @@ pub mod run;
 pub mod scan;
 pub mod serve;
 pub mod token;
+pub mod tool;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;
