@@ -372,3 +372,19 @@ fn a_missing_directory_is_an_error_before_the_run() {
         .unwrap();
     assert_eq!(e.reason(), Some(ReasonCode::WasmCapabilityDenied), "{e}");
 }
+
+#[test]
+fn endless_recursion_traps_instead_of_exhausting_the_host() {
+    let m = wat::parse_str(
+        r#"(module (memory (export "memory") 1)
+             (func $down (param i64) (result i64) (call $down (i64.add (local.get 0) (i64.const 1))))
+             (func (export "_start") (drop (call $down (i64.const 0)))))"#,
+    )
+    .unwrap();
+    let o = airlock_wasm::run(&m, invocation(&["x"]), &Limits::default()).unwrap();
+    assert_eq!(stopped(&o), ReasonCode::WasmTrap, "{o:?}");
+    let Ending::Stopped { message, .. } = &o.ending else {
+        unreachable!()
+    };
+    assert!(message.contains("stack"), "{message}");
+}

@@ -37,7 +37,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Sub {
     /// Run a WASM module (a WASI command, or one export) inside fuel, memory and time limits.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Serve a directory of WASM tools (NAME.wasm + NAME.toml) as a stdio MCP server.
     Serve(ServeArgs),
 }
@@ -96,7 +96,7 @@ struct ServeArgs {
 
 pub fn run(a: Args, store: &StoreOptions) -> Result<u8> {
     match a.command {
-        Sub::Run(r) => tool_run(r, store),
+        Sub::Run(r) => tool_run(*r, store),
         Sub::Serve(s) => serve(s, store),
     }
 }
