@@ -5,6 +5,8 @@ use std::time::Duration;
 use crate::WasmError;
 
 const MIB: u64 = 1024 * 1024;
+/// The longest time limit (a deadline must be representable).
+const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 86_400);
 
 /// What a run may spend. Every limit is enforced by airlock, not asked of the module: fuel
 /// and memory by the interpreter, the wall clock between fuel slices and in every WASI call,
@@ -56,10 +58,11 @@ impl Limits {
                 self.memory_bytes
             )));
         }
-        if self.timeout.is_zero() {
-            return Err(WasmError::Limits(
-                "the time limit must be above zero".into(),
-            ));
+        if self.timeout.is_zero() || self.timeout > MAX_TIMEOUT {
+            return Err(WasmError::Limits(format!(
+                "the time limit must be above zero and at most {} days",
+                MAX_TIMEOUT.as_secs() / 86_400
+            )));
         }
         if self.module_bytes == 0 {
             return Err(WasmError::Limits(

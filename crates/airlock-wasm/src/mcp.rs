@@ -33,6 +33,13 @@ impl Server {
             Ok(v) => v,
             Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
         };
+        if !msg.is_object() {
+            return Some(error(
+                Value::Null,
+                -32600,
+                "invalid request: not a JSON object (batches are not supported)",
+            ));
+        }
         let id = msg.get("id").cloned();
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             // a response from the client or a malformed message

@@ -87,15 +87,12 @@ impl Loaded {
     ) -> Result<Outcome, WasmError> {
         limits.check()?;
         let (entry, params, n_results) = self.entry_params(&inv.entry)?;
-        let deadline = started + limits.timeout;
-        let fds = FdTable::new(&inv.preopens).map_err(|e| {
-            let path = inv
-                .preopens
-                .iter()
-                .map(|p| p.host.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            WasmError::Dir { path, source: e }
+        let deadline = started
+            .checked_add(limits.timeout)
+            .ok_or_else(|| WasmError::Limits("the time limit is too far away".into()))?;
+        let fds = FdTable::new(&inv.preopens).map_err(|(path, source)| WasmError::Dir {
+            path: path.display().to_string(),
+            source,
         })?;
         let pair = |(k, v): &(String, String)| format!("{k}={v}").into_bytes();
         let wasi = WasiCtx::new(

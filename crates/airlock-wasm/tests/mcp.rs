@@ -81,6 +81,8 @@ fn lists_and_calls_tools_and_reports_limits_as_tool_errors() {
         json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "nope"}}),
     );
     assert_eq!(unknown["error"]["code"], -32602);
+    let batch = s.handle("[1, 2]").unwrap();
+    assert_eq!(batch["error"]["code"], -32600);
     let bad = s.handle("{oops").unwrap();
     assert_eq!(bad["error"]["code"], -32700);
     let m = ask(

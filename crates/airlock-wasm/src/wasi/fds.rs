@@ -105,14 +105,15 @@ pub struct Denied {
 impl FdTable {
     /// Standard streams and the preopened directories (opened now: a directory that cannot
     /// be opened is an error before the module runs).
-    pub fn new(preopens: &[Preopen]) -> std::io::Result<FdTable> {
+    pub fn new(preopens: &[Preopen]) -> Result<FdTable, (std::path::PathBuf, std::io::Error)> {
         let mut fds = vec![Some(Fd::Stdin), Some(Fd::Stdout), Some(Fd::Stderr)];
         for p in preopens {
             let fd = rustix::fs::open(
                 &p.host,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
-            )?;
+            )
+            .map_err(|e| (p.host.clone(), e.into()))?;
             fds.push(Some(Fd::Dir(DirFd {
                 fd,
                 preopen: Some(p.guest.clone()),

@@ -360,11 +360,8 @@ fn serve(a: ServeArgs, store: &StoreOptions) -> Result<u8> {
             return Ok(0);
         }
         let answer = if line.len() as u64 > MAX_LINE {
-            // skip the rest of the over-long line, then say why it was not read
-            let mut rest = Vec::new();
-            input
-                .read_until(b'\n', &mut rest)
-                .context("reading standard input")?;
+            // skip the rest of the over-long line without keeping it, then say why
+            skip_line(&mut input).context("reading standard input")?;
             Some(
                 serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!("a message over {MAX_LINE} bytes")}}),
             )
@@ -381,5 +378,40 @@ fn serve(a: ServeArgs, store: &StoreOptions) -> Result<u8> {
             writeln!(out, "{v}").context("writing standard output")?;
             out.flush().context("writing standard output")?;
         }
+    }
+}
+
+/// Consumes input up to and including the next newline, keeping none of it.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_over_long_line_is_skipped_to_its_end() {
+        let mut input = std::io::BufReader::with_capacity(4, &b"aaaaaaaaaaaa\n{\"next\":1}\n"[..]);
+        skip_line(&mut input).unwrap();
+        let mut rest = String::new();
+        input.read_line(&mut rest).unwrap();
+        assert_eq!(rest, "{\"next\":1}\n");
+        skip_line(&mut input).unwrap();
     }
 }
