@@ -162,6 +162,24 @@ reason_codes! {
     SandboxUnavailable = "SANDBOX_UNAVAILABLE": "the kernel lacks what the sandbox needs (Landlock, or its network rules for a run with network), so the command is refused rather than run unconfined",
     /// A tool call asks to run outside the sandbox.
     SandboxEscape = "SANDBOX_ESCAPE": "the tool call asks to run outside the sandbox (for example dangerouslyDisableSandbox), so a person decides",
+    // -- WASM tools (airlock-wasm, `airlock tool`) ----------------------------------------------
+    /// The file is not a WebAssembly module airlock runs.
+    WasmInvalidModule = "WASM_INVALID_MODULE": "the WASM tool is not a valid module airlock runs (malformed, fails validation, too large, has a start section, or lacks the export to call)",
+    /// The module imports something airlock does not provide.
+    WasmUnknownImport = "WASM_UNKNOWN_IMPORT": "the WASM tool imports a host function, memory, table or global airlock does not provide (only WASI preview 1 functions are)",
+    /// The module used all its fuel.
+    WasmOutOfFuel = "WASM_OUT_OF_FUEL": "the WASM tool used all its fuel (its instruction budget) and was stopped",
+    /// The module grew its memory or a table past the cap.
+    WasmMemoryLimit = "WASM_MEMORY_LIMIT": "the WASM tool tried to grow its memory or a table past the cap and was stopped",
+    /// The module ran past its wall-clock limit.
+    WasmTimeout = "WASM_TIMEOUT": "the WASM tool ran past its wall-clock limit and was stopped",
+    /// The module wrote more than the output cap.
+    WasmOutputLimit = "WASM_OUTPUT_LIMIT": "the WASM tool wrote more than its cap to standard output and error and was stopped",
+    /// The module trapped (unreachable, out-of-bounds access, division by zero, stack overflow).
+    WasmTrap = "WASM_TRAP": "the WASM tool trapped (unreachable, an out-of-bounds access, division by zero, a stack overflow)",
+    /// A capability was refused: a path outside the granted directories, a write without a
+    /// write grant, a device, or a protected directory asked for by the run.
+    WasmCapabilityDenied = "WASM_CAPABILITY_DENIED": "the WASM tool (or its run) asked for a capability it was not given: a path outside its directories, a write without a write grant, a device or pipe, or a protected directory",
     // -- approvals (airlock-confirm, airlock-gateway) ------------------------------------------
     /// A person (or the LLM reviewer where the tier lets it decide alone) approved the action.
     Approved = "APPROVED": "the action was approved by the confirmers its tier requires",

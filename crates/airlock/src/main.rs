@@ -77,6 +77,8 @@ enum Command {
     Stats(cmd::stats::Args),
     /// Run a command confined: Landlock, seccomp, rlimits, a timeout, egress only to granted hosts.
     Run(cmd::run::Args),
+    /// Run WASM tools with fuel, memory and time limits; serve a directory of them over MCP.
+    Tool(cmd::tool::Args),
     /// The launcher half of `airlock run` (confines itself, then execs the command).
     #[command(hide = true)]
     SandboxExec(cmd::run::ExecArgs),
@@ -137,6 +139,7 @@ fn main() -> ExitCode {
         Command::Crisis(a) => cmd::crisis::run(a, store),
         Command::Stats(a) => cmd::stats::run(a, store),
         Command::Run(a) => cmd::run::run(a, store),
+        Command::Tool(a) => cmd::tool::run(a, store),
         Command::SandboxExec(a) => cmd::run::exec(a),
     };
     match result {

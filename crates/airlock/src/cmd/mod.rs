@@ -16,6 +16,7 @@ pub mod scan;
 pub mod serve;
 pub mod stats;
 pub mod token;
+pub mod tool;
 
 /// Exit codes shared by `check` and friends (documented in the README).
 pub const EXIT_ALLOW: u8 = 0;

@@ -357,7 +357,7 @@ fn private_tmp() -> Result<PathBuf> {
     Ok(dir)
 }
 
-enum Rule {
+pub(crate) enum Rule {
     Network,
     Write(String),
 }
@@ -365,7 +365,7 @@ enum Rule {
 /// What a `--grant` opens; refuses a grant that is missing, not usable, another agent's, or
 /// not a sandbox capability. A write grant's use is counted now (one use per run); a network
 /// grant's per connection.
-async fn grant_rule(book: &GrantBook, id: &str, actor: &Subject) -> Result<Rule> {
+pub(crate) async fn grant_rule(book: &GrantBook, id: &str, actor: &Subject) -> Result<Rule> {
     let g = book.show(id).await?;
     let now = book.now();
     for link in book.chain(id).await? {

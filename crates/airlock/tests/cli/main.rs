@@ -18,3 +18,4 @@ mod proxy;
 mod run;
 mod scan;
 mod serve;
+mod tool;
