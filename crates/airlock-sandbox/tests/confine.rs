@@ -13,8 +13,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use airlock_sandbox::egress::{Decision, Gate, Proxy, Verdict};
-use airlock_sandbox::supervise::{Outcome, run};
+use airlock_sandbox::egress::{Decision, EgressVerdict, Gate, Proxy};
+use airlock_sandbox::supervise::{RunOutcome, run};
 use airlock_sandbox::{EXIT_REFUSED, Limits, Plan, Profile};
 
 const PLAN_VAR: &str = "AIRLOCK_SANDBOX_TEST_PLAN";
@@ -81,7 +81,7 @@ fn confined(
     plan: &Plan,
     timeout: Option<Duration>,
     extra_env: &[(&str, String)],
-) -> (Outcome, String, String) {
+) -> (RunOutcome, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
     let mut c = Command::new(std::env::current_exe().unwrap());
@@ -246,19 +246,19 @@ struct SetGate {
 }
 
 impl Gate for SetGate {
-    fn check(&self, host: &str, port: u16) -> Verdict {
+    fn check(&self, host: &str, port: u16) -> EgressVerdict {
         if self
             .allowed
             .lock()
             .unwrap()
             .contains(&format!("{host}:{port}"))
         {
-            Verdict::Allow {
+            EgressVerdict::Allow {
                 grant: "g1".into(),
                 private: host.parse::<std::net::IpAddr>().is_ok(),
             }
         } else {
-            Verdict::Deny {
+            EgressVerdict::Deny {
                 reason: "not granted".into(),
             }
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_grants::{GrantBook, GrantConfig, Scope, Subject, connect_action, write_action};
 use airlock_sandbox::cgroup::Cgroup;
-use airlock_sandbox::egress::{self, Gate, Proxy, Verdict};
+use airlock_sandbox::egress::{self, EgressVerdict, Gate, Proxy};
 use airlock_sandbox::profile::check_roots;
 use airlock_sandbox::{EXIT_REFUSED, EXIT_TIMEOUT, Limits, Plan, Profile, protected_paths};
 use airlock_store::{Db, Ledger, LedgerConfig, StoreOptions};
@@ -417,7 +417,7 @@ struct StoreGate {
 }
 
 impl Gate for StoreGate {
-    fn check(&self, host: &str, port: u16) -> Verdict {
+    fn check(&self, host: &str, port: u16) -> EgressVerdict {
         let action = connect_action(host, port);
         let mut refusals = Vec::new();
         for id in &self.grants {
@@ -428,7 +428,7 @@ impl Gate for StoreGate {
                 Ok(g) => {
                     let private = matches!(g.scope, Scope::Network { private: true, .. })
                         || host.parse::<std::net::IpAddr>().is_ok();
-                    return Verdict::Allow {
+                    return EgressVerdict::Allow {
                         grant: id.clone(),
                         private,
                     };
@@ -436,7 +436,7 @@ impl Gate for StoreGate {
                 Err(e) => refusals.push(e.to_string()),
             }
         }
-        Verdict::Deny {
+        EgressVerdict::Deny {
             reason: format!(
                 "no usable grant of this run covers {host}:{port}: {}",
                 refusals.join("; ")
