@@ -21,7 +21,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// What the gate says about a host and port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum EgressVerdict {
     /// A grant covers it; `private`: loopback, link-local and private addresses are allowed
     /// too (the grant names an IP literal or says so).
     Allow {
@@ -48,7 +48,7 @@ pub struct Decision {
 /// Decides and records connections.
 pub trait Gate: Send + Sync {
     /// Called for every connection, before the name is resolved.
-    fn check(&self, host: &str, port: u16) -> Verdict;
+    fn check(&self, host: &str, port: u16) -> EgressVerdict;
     /// Called once per connection with the final decision.
     fn record(&self, decision: &Decision);
 }
@@ -154,11 +154,11 @@ fn serve(mut client: TcpStream, gate: &dyn Gate) -> io::Result<()> {
 /// Decides, resolves, checks and connects; on refusal the HTTP status to answer.
 fn open(req: &Request, gate: &dyn Gate, d: &mut Decision) -> Result<TcpStream, u16> {
     let private_ok = match gate.check(&req.host, req.port) {
-        Verdict::Allow { grant, private } => {
+        EgressVerdict::Allow { grant, private } => {
             d.grant = Some(grant);
             private
         }
-        Verdict::Deny { reason } => {
+        EgressVerdict::Deny { reason } => {
             d.reason = reason;
             return Err(403);
         }

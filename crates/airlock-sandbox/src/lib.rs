@@ -1,9 +1,10 @@
 //! airlock's containment. A command airlock allowed runs inside kernel-enforced limits: Landlock
 //! (which paths it may read and write, which TCP ports it may connect to), a seccomp filter (no
 //! ptrace, mount, kexec, bpf, keyrings, module loading, raw sockets, new user namespaces; no
-//! IP sockets unless network was granted), rlimits, its own process group (and a pids cgroup
-//! where airlock may make one) and a wall-clock timeout; its network goes through an egress
-//! proxy that lets through only granted hosts.
+//! IP socket but a TCP stream, and that only with a network grant), rlimits, its own process
+//! group (and a pids cgroup where airlock may make one) and a wall-clock timeout; its network
+//! goes through an egress proxy that lets through only granted hosts, and credentials are
+//! removed from its environment.
 //!
 //! The work is split between two processes so that no `unsafe` is needed: the supervisor
 //! ([`supervise`]) starts the proxy and the timer and spawns the launcher (the `airlock` binary
@@ -14,6 +15,7 @@
 
 pub mod cgroup;
 pub mod egress;
+pub mod environment;
 mod error;
 pub mod launch;
 mod limits;

@@ -146,15 +146,17 @@ pub fn protected_paths(home: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 /// Refuses a root that is, contains or lies inside a protected path (compared after resolving
 /// symbolic links where the path exists).
 pub fn check_not_protected(root: &Path, protected: &[PathBuf]) -> Result<(), SandboxError> {
-    check_roots(std::slice::from_ref(&root.to_path_buf()), protected)
+    check_roots(std::slice::from_ref(&root.to_path_buf()), protected).map(|_| ())
 }
 
 /// [`check_not_protected`] for many roots, each path resolved once (a run checks a few dozen
 /// roots against a few dozen protected paths, and resolving is a system call per component).
-pub fn check_roots(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), SandboxError> {
-    let protected: Vec<PathBuf> = protected.iter().map(|p| resolve(p)).collect();
+/// Returns whether each root exists, so that the launcher need not try the missing ones.
+pub fn check_roots(roots: &[PathBuf], protected: &[PathBuf]) -> Result<Vec<bool>, SandboxError> {
+    let protected: Vec<PathBuf> = protected.iter().map(|p| resolve(p).0).collect();
+    let mut exists = Vec::with_capacity(roots.len());
     for root in roots {
-        let r = resolve(root);
+        let (r, found) = resolve(root);
         if let Some(p) = protected
             .iter()
             .find(|p| p.starts_with(&r) || r.starts_with(p))
@@ -165,12 +167,17 @@ pub fn check_roots(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Sandb
                 p.display()
             )));
         }
+        exists.push(found);
     }
-    Ok(())
+    Ok(exists)
 }
 
-fn resolve(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+/// The path with symbolic links resolved, and whether it exists (else the path as given).
+fn resolve(p: &Path) -> (PathBuf, bool) {
+    match std::fs::canonicalize(p) {
+        Ok(r) => (r, true),
+        Err(_) => (p.to_path_buf(), false),
+    }
 }
 
 #[cfg(test)]

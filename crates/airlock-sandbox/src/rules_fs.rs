@@ -98,23 +98,34 @@ pub fn apply(plan: &Plan) -> Result<String, SandboxError> {
 }
 
 /// Adds one tree (or one file, with the file rights only: a directory right on a file is an
-/// error). A path that does not exist is skipped: it cannot be opened anyway.
+/// error). The path is opened once, and its kind read from the open descriptor; a path that
+/// does not exist (the supervisor already left out those it found missing) is skipped: it
+/// cannot be opened anyway.
 fn add_path(
     created: landlock::RulesetCreated,
     path: &Path,
     dir_rights: BitFlags<AccessFs>,
     file_rights: BitFlags<AccessFs>,
 ) -> Result<landlock::RulesetCreated, SandboxError> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(created);
+    let fd = match PathFd::new(path) {
+        Ok(fd) => fd,
+        Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(created),
+        Err(e) => {
+            return Err(SandboxError::Invalid(format!(
+                "opening {}: {e}",
+                path.display()
+            )));
+        }
     };
-    let rights = if meta.is_dir() {
+    let stat = rustix::fs::fstat(&fd)
+        .map_err(|e| SandboxError::setup(format!("reading {}", path.display()), e))?;
+    let is_dir =
+        rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory;
+    let rights = if is_dir {
         dir_rights
     } else {
         dir_rights & file_rights
     };
-    let fd = PathFd::new(path)
-        .map_err(|e| SandboxError::Invalid(format!("opening {}: {e}", path.display())))?;
     created
         .add_rule(PathBeneath::new(fd, rights))
         .map_err(unavailable)

@@ -15,7 +15,7 @@ use crate::cgroup::Cgroup;
 
 /// How the command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
+pub struct RunOutcome {
     /// Its exit code, or 128 + the signal that ended it (as shells report it).
     pub code: i32,
     /// The wall-clock timeout killed it.
@@ -32,7 +32,7 @@ pub fn run(
     timeout: Option<Duration>,
     own_group: bool,
     cgroup: Option<&Cgroup>,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<RunOutcome> {
     if own_group {
         launcher.process_group(0);
     }
@@ -80,7 +80,7 @@ pub fn run(
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
-    Ok(Outcome {
+    Ok(RunOutcome {
         code,
         timed_out: timed_out.load(Ordering::SeqCst),
     })

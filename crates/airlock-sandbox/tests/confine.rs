@@ -13,8 +13,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use airlock_sandbox::egress::{Decision, Gate, Proxy, Verdict};
-use airlock_sandbox::supervise::{Outcome, run};
+use airlock_sandbox::egress::{Decision, EgressVerdict, Gate, Proxy};
+use airlock_sandbox::supervise::{RunOutcome, run};
 use airlock_sandbox::{EXIT_REFUSED, Limits, Plan, Profile};
 
 const PLAN_VAR: &str = "AIRLOCK_SANDBOX_TEST_PLAN";
@@ -81,7 +81,7 @@ fn confined(
     plan: &Plan,
     timeout: Option<Duration>,
     extra_env: &[(&str, String)],
-) -> (Outcome, String, String) {
+) -> (RunOutcome, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
     let mut c = Command::new(std::env::current_exe().unwrap());
@@ -246,19 +246,19 @@ struct SetGate {
 }
 
 impl Gate for SetGate {
-    fn check(&self, host: &str, port: u16) -> Verdict {
+    fn check(&self, host: &str, port: u16) -> EgressVerdict {
         if self
             .allowed
             .lock()
             .unwrap()
             .contains(&format!("{host}:{port}"))
         {
-            Verdict::Allow {
+            EgressVerdict::Allow {
                 grant: "g1".into(),
                 private: host.parse::<std::net::IpAddr>().is_ok(),
             }
         } else {
-            Verdict::Deny {
+            EgressVerdict::Deny {
                 reason: "not granted".into(),
             }
         }
@@ -385,6 +385,80 @@ fn a_granted_name_that_resolves_to_loopback_is_refused() {
     let log = gate.log.lock().unwrap();
     assert!(log.iter().all(|d| !d.allowed), "{log:?}");
     assert!(log[0].reason.contains("loopback"), "{log:?}");
+}
+
+#[test]
+fn with_network_only_tcp_through_the_proxy_no_udp() {
+    if !landlock_or_skip("no_udp") || !curl_or_skip("no_udp") {
+        return;
+    }
+    // The system's python (a per-user one under $HOME is not in the profile).
+    const PYTHON: &str = "/usr/bin/python3";
+    if !std::path::Path::new(PYTHON).exists() {
+        eprintln!("skipping no_udp: {PYTHON} is not installed");
+        return;
+    }
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    // bash's /dev/udp sends a datagram; unconfined it arrives (the test could not fail else).
+    let sent = Command::new("bash")
+        .args([
+            "-c",
+            &format!("echo unconfined > /dev/udp/127.0.0.1/{udp_port}"),
+        ])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut buf = [0u8; 64];
+    let (n, _) = udp.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"unconfined\n");
+    let port = http_server();
+    let gate = Arc::new(SetGate::default());
+    gate.allowed
+        .lock()
+        .unwrap()
+        .insert(format!("127.0.0.1:{port}"));
+    let proxy = Proxy::start(gate.clone()).unwrap();
+    let e = env();
+    // The flags SOCK_NONBLOCK and SOCK_CLOEXEC must not hide the type from the filter.
+    let py = format!(
+        "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC); s.sendto(b'python', ('127.0.0.1', {udp_port}))"
+    );
+    let script = format!(
+        "(echo confined > /dev/udp/127.0.0.1/{udp_port}) 2>/dev/null && echo UDP_SENT; \
+         (python3 -c \"{py}\") 2>/dev/null && echo PY_SENT; \
+         (python3 -c 'import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)') 2>/dev/null && echo UDP6_OPENED; \
+         (python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)') 2>/dev/null && echo RAW_OPENED; \
+         (python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132)') 2>/dev/null && echo SCTP_OPENED; \
+         python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)' && echo TCP_OPENED; \
+         curl -s -m 5 http://127.0.0.1:{port}/through"
+    )
+    .replace("python3", PYTHON);
+    let mut p = plan(&e, &script);
+    p.argv[0] = "bash".into();
+    p.proxy_port = Some(proxy.port());
+    let (o, out, err) = confined(
+        &p,
+        Some(Duration::from_secs(30)),
+        &[("http_proxy", proxy.url())],
+    );
+    assert!(!o.timed_out, "{out} {err}");
+    assert!(out.contains("hello"), "TCP through the proxy: {out} {err}");
+    // The probes ran: python opens a TCP socket (with a flag) in the same run.
+    assert!(out.contains("TCP_OPENED"), "{out} {err}");
+    for marker in [
+        "UDP_SENT",
+        "PY_SENT",
+        "UDP6_OPENED",
+        "RAW_OPENED",
+        "SCTP_OPENED",
+    ] {
+        assert!(!out.contains(marker), "{marker}: {out}");
+    }
+    // Nothing arrived.
+    assert!(udp.recv_from(&mut buf).is_err(), "a datagram got out");
 }
 
 #[test]

@@ -7,6 +7,9 @@
    through `airlock run --grant G` (confined, through the egress proxy), alternated, R rounds.
 
 Usage: python3 overhead.py AIRLOCK_BINARY [rounds=200] [size_mib=256] [throughput_rounds=5]
+                          [OTHER_AIRLOCK_BINARY]
+With OTHER_AIRLOCK_BINARY (an older build, say) its `airlock run -- true` joins the rotation, so
+both builds are compared under the same load. throughput_rounds=0 skips part 2.
 Runs in a temporary HOME, workspace and data directory of its own.
 """
 
@@ -72,20 +75,29 @@ def main():
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy"):
         env.pop(k, None)
     true = "/bin/true"
-    base, conf = [], []
+    other = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None
+    cmds = [("true", [true]), ("airlock run -- true", [airlock, "run", "--", true])]
+    if other:
+        cmds.append(("other: airlock run -- true", [other, "run", "--", true]))
     for _ in range(10):  # warm the page cache
-        timed([airlock, "run", "--", true], cwd=ws, env=env, stdin=subprocess.DEVNULL)
+        for _, cmd in cmds[1:]:
+            timed(cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL)
+    times = {name: [] for name, _ in cmds}
     for i in range(rounds):
-        pair = [("base", [true]), ("conf", [airlock, "run", "--", true])]
-        if i % 2:
-            pair.reverse()
-        for name, cmd in pair:
-            (base if name == "base" else conf).append(timed(cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL) * 1000)
-    diff = [c - b for b, c in zip(base, conf)]
-    out = {"rounds": rounds}
-    for name, xs in (("true", base), ("airlock run -- true", conf), ("added", diff)):
+        # Each command goes first, second, … in turn, so load changes hit all of them alike.
+        k = i % len(cmds)
+        for name, cmd in cmds[k:] + cmds[:k]:
+            times[name].append(timed(cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL) * 1000)
+    out = {"rounds": rounds, "loadavg": os.getloadavg()}
+    series = list(times.items())
+    for name, xs in series[1:]:
+        series.append((f"added by {name}", [c - b for b, c in zip(times["true"], xs)]))
+    for name, xs in series:
         out[name] = {"median_ms": round(statistics.median(xs), 3), "p10_ms": round(pct(xs, 10), 3),
                      "p90_ms": round(pct(xs, 90), 3)}
+    if trounds == 0:
+        print(json.dumps(out, indent=1))
+        return
     port = server(size)
     g = subprocess.run([airlock, "grant", "add", "--agent", "user", "--by", "bench", "--network",
                         f"127.0.0.1:{port}", "--json"], env=env, capture_output=True, text=True, check=True)

@@ -85,13 +85,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // The launcher's and the hook's command lines are read without clap (start-up time); under
+    // The launcher's, the hook's and `run`'s command lines are read without clap (start-up time); under
     // `--cfg airlock_reference` clap, the reference reader, reads them too.
     if !cfg!(airlock_reference) {
         if let Some(code) = cmd::run::launcher_fast_path() {
             return ExitCode::from(code);
         }
         if let Some(code) = cmd::hook::fast_path() {
+            return ExitCode::from(code);
+        }
+        if let Some(code) = cmd::run::fast_path() {
             return ExitCode::from(code);
         }
     }

@@ -16,7 +16,8 @@ use std::time::Duration;
 use airlock_core::{Assessment, Decision, Finding, ReasonCode, Severity, Tier};
 use airlock_grants::{GrantBook, GrantConfig, Scope, Subject, connect_action, write_action};
 use airlock_sandbox::cgroup::Cgroup;
-use airlock_sandbox::egress::{self, Gate, Proxy, Verdict};
+use airlock_sandbox::egress::{self, EgressVerdict, Gate, Proxy};
+use airlock_sandbox::environment::EnvFilter;
 use airlock_sandbox::profile::check_roots;
 use airlock_sandbox::{EXIT_REFUSED, EXIT_TIMEOUT, Limits, Plan, Profile, protected_paths};
 use airlock_store::{Db, Ledger, LedgerConfig, StoreOptions};
@@ -26,7 +27,7 @@ use crate::record::RecordContext;
 
 const MIB: u64 = 1024 * 1024;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug, PartialEq)]
 pub struct Args {
     /// Which system trees the command may read (built-in profiles: default, dev).
     #[arg(long, default_value = "default")]
@@ -60,6 +61,14 @@ pub struct Args {
     /// RLIMIT_NPROC (which counts all of the user's processes).
     #[arg(long, value_name = "N", default_value_t = 512)]
     processes: u64,
+    /// Pass this environment variable through although its name is a credential's (removed by
+    /// default: rules/sandbox/environment.toml); repeatable.
+    #[arg(long = "keep-env", value_name = "NAME")]
+    keep_env: Vec<String>,
+    /// Start the command with an empty environment but PATH, HOME, TERM and LANG (and what
+    /// `--keep-env` names).
+    #[arg(long)]
+    env_clean: bool,
     /// Print what the kernel enforces before the command starts.
     #[arg(long, short)]
     verbose: bool,
@@ -90,6 +99,183 @@ pub fn launcher_fast_path() -> Option<u8> {
         return None;
     }
     Some(exec(ExecArgs { plan }).unwrap_or(EXIT_REFUSED))
+}
+
+/// `airlock [--data-dir DIR] [--database URL] run [OPTIONS] [--] CMD…` without building the
+/// command-line parser: every confined command pays `airlock run`'s start-up, and clap building
+/// the whole command tree was a measurable part of it. A command line this reader does not know
+/// for certain (help, an unknown or repeated option, a value that does not parse, an empty
+/// `AIRLOCK_*` variable) returns `None` and goes through clap, which reports it; the test
+/// `the_lean_reader_agrees_with_clap` holds both readers to the same answers.
+pub fn fast_path() -> Option<u8> {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string().ok())
+        .collect::<Option<_>>()?;
+    let env = |k: &str| std::env::var_os(k);
+    let (data_dir, database, a) = lean_args(&args, &env)?;
+    let store = airlock_store::StoreOptions::chosen(data_dir, database);
+    Some(match run(a, &store) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("airlock: error: {e:#}");
+            crate::cmd::EXIT_ERROR
+        }
+    })
+}
+
+/// The lean reader behind [`fast_path`]: the global data options and `run`'s arguments, or
+/// `None` for anything it leaves to clap.
+fn lean_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<(Option<PathBuf>, Option<String>, Args)> {
+    // What clap would read from the environment must be plain (set and UTF-8, or unset).
+    let var = |k: &str| -> Option<Option<String>> {
+        match env(k) {
+            None => Some(None),
+            Some(v) => v.into_string().ok().filter(|v| !v.is_empty()).map(Some),
+        }
+    };
+    let (agent, session) = (var("AIRLOCK_AGENT")?, var("AIRLOCK_SESSION")?);
+    var("AIRLOCK_DATA_DIR")?;
+    var("AIRLOCK_DATABASE_URL")?;
+    let mut a = Args {
+        profile: "default".into(),
+        grants: Vec::new(),
+        timeout: None,
+        workspace: None,
+        agent: agent.unwrap_or_else(|| "user".into()),
+        session,
+        cpu: 3600,
+        memory: 16 * 1024,
+        file_size: 4096,
+        processes: 512,
+        keep_env: Vec::new(),
+        env_clean: false,
+        verbose: false,
+        assume_no_landlock: false,
+        command: Vec::new(),
+    };
+    let (mut data_dir, mut database) = (None, None);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut i = 0;
+    let mut in_run = false;
+    while i < args.len() {
+        let word = args[i].as_str();
+        i += 1;
+        if !in_run {
+            if word == "run" {
+                in_run = true;
+                continue;
+            }
+        } else if word == "--" {
+            a.command = args[i..].to_vec();
+            break;
+        } else if !word.starts_with('-') {
+            a.command = args[i - 1..].to_vec();
+            break;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (word, None),
+        };
+        let flag = |set: &mut bool| -> Option<()> {
+            if inline.is_some() || *set {
+                return None;
+            }
+            *set = true;
+            Some(())
+        };
+        if in_run && matches!(name, "--verbose" | "-v") {
+            flag(&mut a.verbose)?;
+            continue;
+        }
+        if in_run && name == "--env-clean" {
+            flag(&mut a.env_clean)?;
+            continue;
+        }
+        if in_run && name == "--assume-no-landlock" {
+            flag(&mut a.assume_no_landlock)?;
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v.to_string(),
+            None => {
+                let v = args.get(i)?.clone();
+                i += 1;
+                v
+            }
+        };
+        // A value that looks like an option is read differently by clap (an error, or the
+        // option itself): left to it.
+        if value.starts_with('-') && !value.starts_with("--") && value.len() > 1 {
+            return None;
+        }
+        if value.is_empty() || value.starts_with("--") {
+            return None;
+        }
+        let once = |seen: &mut Vec<&str>, n: &'static str| -> Option<()> {
+            if seen.contains(&n) {
+                return None;
+            }
+            seen.push(n);
+            Some(())
+        };
+        match (in_run, name) {
+            (false, "--data-dir") => {
+                once(&mut seen, "data-dir")?;
+                data_dir = Some(PathBuf::from(value));
+            }
+            (false, "--database") => {
+                once(&mut seen, "database")?;
+                database = Some(value);
+            }
+            (true, "--profile") => {
+                once(&mut seen, "profile")?;
+                a.profile = value;
+            }
+            (true, "--grant") => a.grants.push(value),
+            (true, "--keep-env") => a.keep_env.push(value),
+            (true, "--timeout") => {
+                once(&mut seen, "timeout")?;
+                a.timeout = Some(value.parse().ok()?);
+            }
+            (true, "--workspace") => {
+                once(&mut seen, "workspace")?;
+                a.workspace = Some(PathBuf::from(value));
+            }
+            (true, "--agent") => {
+                once(&mut seen, "agent")?;
+                a.agent = value;
+            }
+            (true, "--session") => {
+                once(&mut seen, "session")?;
+                a.session = Some(value);
+            }
+            (true, "--cpu") => {
+                once(&mut seen, "cpu")?;
+                a.cpu = value.parse().ok()?;
+            }
+            (true, "--memory") => {
+                once(&mut seen, "memory")?;
+                a.memory = value.parse().ok()?;
+            }
+            (true, "--file-size") => {
+                once(&mut seen, "file-size")?;
+                a.file_size = value.parse().ok()?;
+            }
+            (true, "--processes") => {
+                once(&mut seen, "processes")?;
+                a.processes = value.parse().ok()?;
+            }
+            _ => return None,
+        }
+    }
+    if !in_run || a.command.is_empty() {
+        return None;
+    }
+    Some((data_dir, database, a))
 }
 
 /// The launcher: confine this process and exec the command; returns only on refusal.
@@ -133,6 +319,21 @@ pub fn run(a: Args, opts: &StoreOptions) -> Result<u8> {
         c.arg("sandbox-exec");
         c
     };
+    // Credentials in the environment would walk past Landlock: removed before anything is set.
+    for name in &setup.env_removed {
+        launcher.env_remove(name);
+    }
+    if verbose && !setup.env_removed.is_empty() {
+        eprintln!(
+            "airlock run: removed from the environment: {} (--keep-env NAME passes one)",
+            setup
+                .env_removed
+                .iter()
+                .map(|n| n.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     launcher
         .arg(serde_json::to_string(&setup.plan)?)
         .env("TMPDIR", &setup.tmp);
@@ -174,6 +375,8 @@ pub fn run(a: Args, opts: &StoreOptions) -> Result<u8> {
 /// Everything decided and opened before the command starts, closed after it ends.
 struct Setup {
     plan: Plan,
+    /// The variables the command does not see (names only).
+    env_removed: Vec<std::ffi::OsString>,
     tmp: PathBuf,
     cgroup: Option<Cgroup>,
     proxy: Option<Proxy>,
@@ -189,6 +392,12 @@ impl Setup {
                 anyhow!("HOME is not set, so the protected paths under it are unknown")
             })?;
         let profile = Profile::load(&a.profile, &home)?;
+        let filter = EnvFilter {
+            keep: a.keep_env.clone(),
+            clean: a.env_clean,
+        };
+        let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+        let env_removed = filter.removed(names.iter().map(|n| n.as_os_str()))?;
         let workspace = match &a.workspace {
             Some(w) => w.clone(),
             None => std::env::current_dir().context("reading the current directory")?,
@@ -211,13 +420,22 @@ impl Setup {
             .chain(&write_files)
             .cloned()
             .collect();
-        check_roots(&roots, &protected)?;
+        // Only the roots that exist go to the launcher, which opens each for Landlock.
+        let mut exists = check_roots(&roots, &protected)?.into_iter();
+        let mut present = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            v.into_iter()
+                .filter(|_| exists.next().unwrap_or(true))
+                .collect()
+        };
+        let read = present(profile.read);
+        let mut write = present(write);
+        let write_files = present(write_files);
         let tmp = private_tmp()?;
         write.push(tmp.clone());
         let cgroup = Cgroup::create(a.processes);
         let plan = Plan {
             argv: a.command,
-            read: profile.read,
+            read,
             write,
             write_files,
             proxy_port: proxy.as_ref().map(Proxy::port),
@@ -234,6 +452,7 @@ impl Setup {
         };
         Ok(Setup {
             plan,
+            env_removed,
             tmp,
             cgroup,
             proxy,
@@ -417,7 +636,7 @@ struct StoreGate {
 }
 
 impl Gate for StoreGate {
-    fn check(&self, host: &str, port: u16) -> Verdict {
+    fn check(&self, host: &str, port: u16) -> EgressVerdict {
         let action = connect_action(host, port);
         let mut refusals = Vec::new();
         for id in &self.grants {
@@ -428,7 +647,7 @@ impl Gate for StoreGate {
                 Ok(g) => {
                     let private = matches!(g.scope, Scope::Network { private: true, .. })
                         || host.parse::<std::net::IpAddr>().is_ok();
-                    return Verdict::Allow {
+                    return EgressVerdict::Allow {
                         grant: id.clone(),
                         private,
                     };
@@ -436,7 +655,7 @@ impl Gate for StoreGate {
                 Err(e) => refusals.push(e.to_string()),
             }
         }
-        Verdict::Deny {
+        EgressVerdict::Deny {
             reason: format!(
                 "no usable grant of this run covers {host}:{port}: {}",
                 refusals.join("; ")
@@ -478,6 +697,151 @@ impl Gate for StoreGate {
                 "airlock run: recording the connection to {}:{}: {e:#}",
                 d.host, d.port
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn clap_reads(line: &[&str]) -> Option<(Option<PathBuf>, Option<String>, Args)> {
+        let cli =
+            crate::Cli::try_parse_from(std::iter::once("airlock").chain(line.iter().copied()))
+                .ok()?;
+        match cli.command {
+            crate::Command::Run(a) => Some((cli.data_dir, cli.database, a)),
+            _ => None,
+        }
+    }
+
+    fn lean_reads(line: &[&str]) -> Option<(Option<PathBuf>, Option<String>, Args)> {
+        let args: Vec<String> = line.iter().map(|s| s.to_string()).collect();
+        lean_args(&args, &|k| std::env::var_os(k))
+    }
+
+    #[test]
+    fn the_lean_reader_agrees_with_clap() {
+        let lean: &[&[&str]] = &[
+            &["run", "--", "true"],
+            &["run", "true"],
+            &["run", "make", "-j", "4", "--", "x"],
+            &[
+                "run",
+                "--profile",
+                "dev",
+                "--timeout",
+                "600",
+                "--",
+                "cargo",
+                "build",
+            ],
+            &[
+                "run",
+                "--profile=dev",
+                "--timeout=1.5",
+                "-v",
+                "--",
+                "ls",
+                "-la",
+            ],
+            &[
+                "run",
+                "--grant",
+                "gr_a",
+                "--grant=gr_b",
+                "--",
+                "gh",
+                "api",
+                "/user",
+            ],
+            &["--data-dir", "/tmp/d", "run", "--", "true"],
+            &[
+                "--data-dir=/tmp/d",
+                "--database",
+                "sqlite://x",
+                "run",
+                "true",
+            ],
+            &[
+                "run",
+                "--workspace",
+                "/tmp",
+                "--agent",
+                "bot",
+                "--session",
+                "s1",
+                "--",
+                "true",
+            ],
+            &[
+                "run",
+                "--cpu",
+                "5",
+                "--memory",
+                "64",
+                "--file-size",
+                "1",
+                "--processes",
+                "9",
+                "--",
+                "true",
+            ],
+            &[
+                "run",
+                "--keep-env",
+                "GITHUB_TOKEN",
+                "--keep-env=EDITOR",
+                "--env-clean",
+                "--",
+                "env",
+            ],
+            &["run", "--verbose", "--assume-no-landlock", "--", "true"],
+            &["run", "--", "--", "x"],
+            &["run", "--", "-v"],
+        ];
+        let plain = [
+            "AIRLOCK_AGENT",
+            "AIRLOCK_SESSION",
+            "AIRLOCK_DATA_DIR",
+            "AIRLOCK_DATABASE_URL",
+        ]
+        .iter()
+        .all(|k| std::env::var_os(k).is_none_or(|v| v.to_str().is_some_and(|v| !v.is_empty())));
+        for line in lean {
+            let want = clap_reads(line);
+            assert!(want.is_some(), "clap refuses {line:?}");
+            let got = lean_reads(line);
+            if plain {
+                assert!(got.is_some(), "the lean reader leaves {line:?} to clap");
+            }
+            if got.is_some() {
+                assert_eq!(got, want, "{line:?}");
+            }
+        }
+        // Left to clap (which answers with help or an error, or reads it its own way).
+        let to_clap: &[&[&str]] = &[
+            &["run"],
+            &["run", "--"],
+            &["run", "--help"],
+            &["run", "-h", "--", "true"],
+            &["run", "--profile", "a", "--profile", "b", "--", "true"],
+            &["run", "--timeout", "soon", "--", "true"],
+            &["run", "--timeout", "-1", "--", "true"],
+            &["run", "--cpu", "-5", "--", "true"],
+            &["run", "--bogus", "--", "true"],
+            &["run", "-v", "-v", "--", "true"],
+            &["run", "--verbose=yes", "--", "true"],
+            &["run", "--data-dir", "/tmp", "--", "true"],
+            &["run", "--profile"],
+            &["check", "run"],
+            &["hook"],
+            &["--version"],
+            &["run", "-x", "true"],
+        ];
+        for line in to_clap {
+            assert!(lean_reads(line).is_none(), "{line:?}");
         }
     }
 }

@@ -317,3 +317,72 @@ fn network_grants_through_the_proxy_and_revocation() {
     assert_eq!(r.matches("EGRESS_ALLOWED").count(), 1, "{r}");
     assert!(r.matches("EGRESS_DENIED").count() >= 3, "{r}");
 }
+
+#[test]
+fn credentials_leave_the_environment_unless_kept() {
+    let e = Env::new();
+    if !landlock_or_skip(&e, "credentials_leave_the_environment_unless_kept") {
+        return;
+    }
+    let show = "echo \"token=$GITHUB_TOKEN aws=$AWS_SECRET_ACCESS_KEY key=$OPENAI_API_KEY editor=$EDITOR path=${PATH:+set} home=${HOME:+set}\"";
+    let with_secrets = |c: &mut Command| {
+        c.env("GITHUB_TOKEN", "ghp_value1")
+            .env("AWS_SECRET_ACCESS_KEY", "aws_value2")
+            .env("OPENAI_API_KEY", "sk_value3")
+            .env("EDITOR", "vi");
+    };
+    // Unconfined the variables are there (the test could not fail otherwise).
+    let out = std::process::Command::new("sh")
+        .args(["-c", show])
+        .env("GITHUB_TOKEN", "ghp_value1")
+        .env("AWS_SECRET_ACCESS_KEY", "aws_value2")
+        .env("OPENAI_API_KEY", "sk_value3")
+        .env("EDITOR", "vi")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("token=ghp_value1 aws=aws_value2 key=sk_value3 editor=vi"),
+        "{out:?}"
+    );
+    // The verbose account names what was removed, never a value.
+    let mut c = e.airlock();
+    with_secrets(&mut c);
+    let (code, out, err) = output(c.args(["run", "--verbose", "--", "sh", "-c", show]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("token= aws= key= editor=vi path=set home=set"),
+        "{out}"
+    );
+    assert!(err.contains("removed from the environment"), "{err}");
+    for name in ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY"] {
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    assert!(
+        !err.contains("_value") && !out.contains("_value"),
+        "{out} {err}"
+    );
+    let mut c = e.airlock();
+    with_secrets(&mut c);
+    let (_, out, _) = output(c.args(["run", "--keep-env", "GITHUB_TOKEN", "--", "sh", "-c", show]));
+    assert!(
+        out.contains("token=ghp_value1 aws= key= editor=vi"),
+        "{out}"
+    );
+    let mut c = e.airlock();
+    with_secrets(&mut c);
+    let (_, out, _) = output(c.args([
+        "run",
+        "--env-clean",
+        "--keep-env",
+        "OPENAI_API_KEY",
+        "--",
+        "sh",
+        "-c",
+        show,
+    ]));
+    assert!(
+        out.contains("token= aws= key=sk_value3 editor= path=set home=set"),
+        "{out}"
+    );
+}
