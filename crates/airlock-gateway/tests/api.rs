@@ -535,6 +535,12 @@ async fn tokens_scan_ledger_health_metrics() {
     .await;
     assert_eq!(st, 200, "{v}");
     assert_ne!(v["verdict"], "clean", "{v}");
+    // the policy's `[text]` handling, for clients that act on the verdict (the built-in's)
+    assert_eq!(
+        v["text_handling"],
+        json!({"jailbreak": "block", "injection": "annotate"}),
+        "{v}"
+    );
     let (_, v) = post(
         &c,
         &s.u("/v1/scan"),

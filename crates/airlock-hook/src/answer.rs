@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::input::{InputError, bounded};
 use crate::protocol::{Protocol, Stage};
-use crate::tools::{Subject, Verdict};
+use crate::tools::{HookVerdict, Subject};
 
 /// Exit code that Claude Code, Codex, Gemini CLI and Copilot all treat as "block this tool
 /// call", used when no dialect could be told and so no JSON answer can be shaped.
@@ -15,7 +15,7 @@ pub const EXIT_BLOCK: u8 = 2;
 
 /// What the hook process writes and how it exits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct HookAnswer {
     pub stdout: String,
     pub stderr: String,
     pub exit: u8,
@@ -27,7 +27,7 @@ const MAX_LISTED: usize = 3;
 const MAX_TEXT: usize = 600;
 
 /// The answer for a decided tool call.
-pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
+pub fn answer(protocol: Protocol, v: &HookVerdict) -> HookAnswer {
     answer_with(protocol, v, None)
 }
 
@@ -35,9 +35,9 @@ pub fn answer(protocol: Protocol, v: &Verdict) -> Answer {
 /// the command rewritten to run under `airlock run`). Ignored for other dialects and decisions.
 pub fn answer_with(
     protocol: Protocol,
-    v: &Verdict,
+    v: &HookVerdict,
     updated_input: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Answer {
+) -> HookAnswer {
     let a = &v.assessment;
     let reason = reason_text(protocol, v);
     let notice = (a.decision != Decision::Allow).then(|| notice(protocol, v));
@@ -74,7 +74,7 @@ pub fn answer_with(
             permission_decision_reason: (a.decision != Decision::Allow).then_some(reason),
         }),
     };
-    Answer {
+    HookAnswer {
         stdout,
         stderr: String::new(),
         exit: 0,
@@ -86,7 +86,7 @@ pub fn answer_with(
 /// exit 2 with the reason on stderr when the event is not known, which every agent but Copilot
 /// reads as a block at every stage (Copilot, whose only answered event is the tool call, gets
 /// its deny). Never an allow.
-pub fn refuse(err: &InputError) -> Answer {
+pub fn refuse(err: &InputError) -> HookAnswer {
     let line = format!("airlock hook: {}: {}", err.code, err.message);
     match (err.protocol, err.stage) {
         (Some(p), Some(s @ (Stage::Prompt | Stage::Output))) => {
@@ -107,7 +107,7 @@ pub fn refuse(err: &InputError) -> Answer {
                 "Check the hook configuration (`airlock hook install <agent>` prints a working \
                  entry) and that the agent sends its documented hook JSON."
             });
-            let v = Verdict {
+            let v = HookVerdict {
                 tool: String::new(),
                 subject: Subject::Unreadable,
                 assessment: Assessment::from_findings(vec![finding], Decision::Deny),
@@ -116,7 +116,7 @@ pub fn refuse(err: &InputError) -> Answer {
             a.stderr = format!("{line}\n");
             a
         }
-        _ => Answer {
+        _ => HookAnswer {
             stdout: String::new(),
             stderr: format!("{line}\nairlock hook: blocking (exit {EXIT_BLOCK})\n"),
             exit: EXIT_BLOCK,
@@ -170,7 +170,7 @@ fn to_json<T: Serialize>(v: &T) -> String {
 }
 
 /// "Bash `ls -la`", "Write `~/.ssh/config`", "the tool `Foo`".
-fn what(v: &Verdict) -> String {
+fn what(v: &HookVerdict) -> String {
     let tool = bounded(&v.tool);
     match &v.subject {
         Subject::Command(c) => format!("{tool} `{}`", bounded(c)),
@@ -194,7 +194,7 @@ fn what(v: &Verdict) -> String {
 }
 
 /// The reason the model reads.
-fn reason_text(protocol: Protocol, v: &Verdict) -> String {
+fn reason_text(protocol: Protocol, v: &HookVerdict) -> String {
     let a = &v.assessment;
     let what = what(v);
     let mut out = match (a.decision, protocol, &v.subject) {
@@ -245,7 +245,7 @@ fn reason_text(protocol: Protocol, v: &Verdict) -> String {
 
 /// One line for the person watching the agent. Codex's ask is a deny (its hooks cannot ask), and
 /// the line says so rather than "asks about".
-fn notice(protocol: Protocol, v: &Verdict) -> String {
+fn notice(protocol: Protocol, v: &HookVerdict) -> String {
     let rule = v
         .assessment
         .reasons
@@ -271,7 +271,7 @@ pub fn deny_unanswered_asks() -> bool {
 }
 
 /// The verdict of an ask that nobody can answer in this run: a deny with `NOBODY_TO_ASK`.
-pub fn nobody_to_ask(mut v: Verdict) -> Verdict {
+pub fn nobody_to_ask(mut v: HookVerdict) -> HookVerdict {
     let f = Finding::new(
         "hook.nobody_to_ask",
         ReasonCode::NobodyToAsk,
@@ -307,7 +307,7 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    fn verdict(d: Decision) -> Verdict {
+    fn verdict(d: Decision) -> HookVerdict {
         let f = Finding::new(
             "paths.ssh",
             ReasonCode::SensitivePath,
@@ -317,7 +317,7 @@ mod tests {
             "m",
         )
         .with_remediation("r");
-        Verdict {
+        HookVerdict {
             tool: "Write".into(),
             subject: Subject::Paths(vec!["~/.ssh/config".into()]),
             assessment: if d == Decision::Allow {
@@ -328,7 +328,7 @@ mod tests {
         }
     }
 
-    fn json(a: &Answer) -> Value {
+    fn json(a: &HookAnswer) -> Value {
         serde_json::from_str(&a.stdout).unwrap_or(Value::Null)
     }
 
@@ -371,7 +371,7 @@ mod tests {
     fn updated_input_only_on_a_claude_allow() {
         let mut m = serde_json::Map::new();
         m.insert("command".into(), "airlock run -- bash -c ls".into());
-        let v = Verdict {
+        let v = HookVerdict {
             tool: "Bash".into(),
             subject: Subject::Command("ls".into()),
             assessment: Assessment::allow(),

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::endpoint::Endpoint;
 use crate::http::{Loopback, Transport};
 use crate::input::ToolCall;
-use crate::tools::{self, Verdict};
+use crate::tools::{self, HookVerdict};
 
 /// How long the hook waits in all. `hook install` gives agents a 90 s hook timeout, and an agent
 /// lets a timed-out hook through, so the hook must answer well before that.
@@ -53,14 +53,14 @@ pub enum Remote<'a> {
 /// What became of a verdict on its way through the daemon.
 pub enum Escalated {
     /// The verdict to answer with.
-    Verdict(Verdict),
+    Verdict(HookVerdict),
     /// The daemon needs a client this process does not have; the local verdict stays the
     /// answer if the call cannot be re-run elsewhere.
-    Delegate(Verdict),
+    Delegate(HookVerdict),
 }
 
 /// Hands an ask to the daemon if one runs; returns the verdict to answer with.
-pub fn escalate(call: &ToolCall, verdict: Verdict, handoff: &Handoff) -> Escalated {
+pub fn escalate(call: &ToolCall, verdict: HookVerdict, handoff: &Handoff) -> Escalated {
     if verdict.assessment.decision != Decision::Ask {
         return Escalated::Verdict(verdict);
     }
@@ -174,7 +174,7 @@ pub fn ask_daemon(t: &dyn Transport, body: &Value) -> anyhow::Result<Option<Acti
 
 /// The daemon's final answer, onto the local verdict. Only "allowed" allows; "denied" denies
 /// with its first reason's code.
-fn apply(mut verdict: Verdict, out: &ActionAnswer) -> Verdict {
+fn apply(mut verdict: HookVerdict, out: &ActionAnswer) -> HookVerdict {
     let message = out.message.clone();
     let tier = verdict.assessment.tier;
     let who = if out.id.is_empty() {
@@ -221,7 +221,7 @@ fn apply(mut verdict: Verdict, out: &ActionAnswer) -> Verdict {
     verdict
 }
 
-fn timed_out(mut verdict: Verdict) -> Verdict {
+fn timed_out(mut verdict: HookVerdict) -> HookVerdict {
     let f = Finding::new(
         "daemon.timeout",
         ReasonCode::ApprovalTimeout,

@@ -177,13 +177,13 @@ fn pretty(v: &Json) -> Result<String> {
 
 /// What a merge did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum InstallOutcome {
     Added,
     Updated,
     Unchanged,
 }
 
-impl Outcome {
+impl InstallOutcome {
     /// `backup`: the previous file was kept as `<path>.bak` (there was one).
     fn describe(self, path: &Path, backup: bool) -> String {
         let p = path.display();
@@ -193,9 +193,11 @@ impl Outcome {
             String::new()
         };
         match self {
-            Outcome::Added => format!("added the airlock hook to {p}{kept}"),
-            Outcome::Updated => format!("updated the airlock hook in {p}{kept}"),
-            Outcome::Unchanged => format!("the airlock hook is already in {p}; nothing changed"),
+            InstallOutcome::Added => format!("added the airlock hook to {p}{kept}"),
+            InstallOutcome::Updated => format!("updated the airlock hook in {p}{kept}"),
+            InstallOutcome::Unchanged => {
+                format!("the airlock hook is already in {p}; nothing changed")
+            }
         }
     }
 }
@@ -203,7 +205,7 @@ impl Outcome {
 /// What a merge did and whether a backup was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Merged {
-    pub outcome: Outcome,
+    pub outcome: InstallOutcome,
     pub backup: bool,
 }
 
@@ -230,7 +232,7 @@ pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Merged>
     };
     let outcome = merge(&mut root, agent, command)
         .map_err(|e| anyhow::anyhow!("{}: {e}; fix it or merge by hand", path.display()))?;
-    if outcome == Outcome::Unchanged {
+    if outcome == InstallOutcome::Unchanged {
         return Ok(Merged {
             outcome,
             backup: false,
@@ -245,17 +247,17 @@ pub fn merge_file(path: &Path, agent: Protocol, command: &str) -> Result<Merged>
 
 /// Merges one entry per event the hook handles into a parsed settings document: `Added` when
 /// none was there, `Unchanged` when all were, `Updated` otherwise.
-pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<Outcome, String> {
+pub fn merge(root: &mut Json, agent: Protocol, command: &str) -> Result<InstallOutcome, String> {
     let mut outcomes = Vec::new();
     for stage in Stage::ALL {
         outcomes.push(merge_event(root, agent, stage, command)?);
     }
-    Ok(if outcomes.iter().all(|o| *o == Outcome::Added) {
-        Outcome::Added
-    } else if outcomes.iter().all(|o| *o == Outcome::Unchanged) {
-        Outcome::Unchanged
+    Ok(if outcomes.iter().all(|o| *o == InstallOutcome::Added) {
+        InstallOutcome::Added
+    } else if outcomes.iter().all(|o| *o == InstallOutcome::Unchanged) {
+        InstallOutcome::Unchanged
     } else {
-        Outcome::Updated
+        InstallOutcome::Updated
     })
 }
 
@@ -265,7 +267,7 @@ fn merge_event(
     agent: Protocol,
     stage: Stage,
     command: &str,
-) -> Result<Outcome, String> {
+) -> Result<InstallOutcome, String> {
     if !matches!(root, Json::Object(_)) {
         return Err(format!(
             "the settings must be a JSON object, not {}",
@@ -320,12 +322,12 @@ fn merge_event(
                 continue;
             }
             if current == command {
-                outcome = Some(Outcome::Unchanged);
+                outcome = Some(InstallOutcome::Unchanged);
             } else {
                 if let Some(c) = h.get_mut(command_key) {
                     *c = Json::str(command);
                 }
-                outcome = Some(Outcome::Updated);
+                outcome = Some(InstallOutcome::Updated);
             }
         }
     }
@@ -333,11 +335,11 @@ fn merge_event(
         remove_nulls(items, agent);
     }
     match outcome {
-        Some(Outcome::Unchanged) if duplicates => Ok(Outcome::Updated),
+        Some(InstallOutcome::Unchanged) if duplicates => Ok(InstallOutcome::Updated),
         Some(o) => Ok(o),
         None => {
             items.push(event_item(agent, stage, command));
-            Ok(Outcome::Added)
+            Ok(InstallOutcome::Added)
         }
     }
 }
@@ -454,7 +456,7 @@ mod tests {
         );
         assert_eq!(
             merge(&mut v, Protocol::Claude, "/b/airlock-hook --agent claude"),
-            Ok(Outcome::Updated)
+            Ok(InstallOutcome::Updated)
         );
         let t = text(&v);
         assert!(
@@ -464,7 +466,7 @@ mod tests {
         assert!(!t.contains("airlock hook"), "{t}");
         assert_eq!(
             merge(&mut v, Protocol::Claude, "/b/airlock-hook --agent claude"),
-            Ok(Outcome::Unchanged)
+            Ok(InstallOutcome::Unchanged)
         );
     }
 
@@ -473,12 +475,12 @@ mod tests {
         let mut v = parse(r#"{"model":"x","hooks":{"Stop":[]},"z":1}"#);
         assert_eq!(
             merge(&mut v, Protocol::Claude, "airlock hook --agent claude"),
-            Ok(Outcome::Added)
+            Ok(InstallOutcome::Added)
         );
         let once = text(&v);
         assert_eq!(
             merge(&mut v, Protocol::Claude, "airlock hook --agent claude"),
-            Ok(Outcome::Unchanged)
+            Ok(InstallOutcome::Unchanged)
         );
         assert_eq!(text(&v), once);
         assert!(
@@ -498,7 +500,7 @@ mod tests {
         );
         assert_eq!(
             merge(&mut v, Protocol::Claude, "/new/airlock hook --agent claude"),
-            Ok(Outcome::Updated)
+            Ok(InstallOutcome::Updated)
         );
         let t = text(&v);
         // one per event: PreToolUse (the old entry, updated), UserPromptSubmit, PostToolUse
@@ -523,7 +525,7 @@ mod tests {
         let mut v = parse(r#"{"hooks":{}}"#);
         assert_eq!(
             merge(&mut v, Protocol::Copilot, "airlock hook --agent copilot"),
-            Ok(Outcome::Added)
+            Ok(InstallOutcome::Added)
         );
         assert_eq!(
             text(&v),
@@ -536,8 +538,8 @@ mod tests {
         for agent in Protocol::ALL {
             let mut v = parse("{}");
             let cmd = format!("airlock-hook --agent {}", agent.name());
-            assert_eq!(merge(&mut v, agent, &cmd), Ok(Outcome::Added));
-            assert_eq!(merge(&mut v, agent, &cmd), Ok(Outcome::Unchanged));
+            assert_eq!(merge(&mut v, agent, &cmd), Ok(InstallOutcome::Added));
+            assert_eq!(merge(&mut v, agent, &cmd), Ok(InstallOutcome::Unchanged));
             let t = text(&v);
             for stage in Stage::ALL {
                 let event = agent.event(stage);
@@ -556,12 +558,12 @@ mod tests {
         let p = d.path().join("sub/settings.json");
         let m = merge_file(&p, Protocol::Claude, "airlock-hook --agent claude")
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((m.outcome, m.backup), (Outcome::Added, false));
+        assert_eq!((m.outcome, m.backup), (InstallOutcome::Added, false));
         assert!(!m.outcome.describe(&p, m.backup).contains(".bak"));
         assert!(!d.path().join("sub/settings.json.bak").exists());
         let m = merge_file(&p, Protocol::Claude, "/other/airlock-hook --agent claude")
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((m.outcome, m.backup), (Outcome::Updated, true));
+        assert_eq!((m.outcome, m.backup), (InstallOutcome::Updated, true));
         assert!(m.outcome.describe(&p, m.backup).contains(".bak"));
         assert!(d.path().join("sub/settings.json.bak").exists());
     }

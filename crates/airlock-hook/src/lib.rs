@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use airlock_core::{Decision, ReasonCode};
 
-use answer::{Answer, EXIT_BLOCK};
+use answer::{EXIT_BLOCK, HookAnswer};
 use daemon::{Escalated, Handoff};
 use input::{Event, InputError, MAX_EVENT_INPUT, ToolCall};
 use protocol::{Protocol, Stage};
@@ -115,19 +115,19 @@ pub const ANALYSIS_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What the hook will answer.
 pub enum Decided {
-    Answer(Answer),
+    Answer(HookAnswer),
     /// An ask for a daemon this process cannot reach: re-run the call through the full
     /// `airlock hook`; `local` (the agent's own prompt) is the answer if that cannot be done.
     Delegate {
         protocol: Protocol,
-        local: Answer,
+        local: HookAnswer,
     },
 }
 
 /// Decides on raw hook input without a daemon. A panic anywhere inside becomes a deny with
 /// `INTERNAL_ERROR`; a shell analysis that misses `ANALYSIS_DEADLINE` becomes an ask with
 /// `ANALYSIS_TIMEOUT`.
-pub fn decide(bytes: &[u8], forced: Option<Protocol>, home: Option<&str>) -> Answer {
+pub fn decide(bytes: &[u8], forced: Option<Protocol>, home: Option<&str>) -> HookAnswer {
     match decide_within(bytes, forced, home, None, ANALYSIS_DEADLINE) {
         Decided::Answer(a) | Decided::Delegate { local: a, .. } => a,
     }
@@ -328,7 +328,7 @@ fn assess_with_deadline(
     home: Option<&str>,
     crisis: bool,
     deadline: Duration,
-) -> Option<(tools::Verdict, Option<String>)> {
+) -> Option<(tools::HookVerdict, Option<String>)> {
     let owned = call.clone();
     let home = home.map(str::to_string);
     within(deadline, move || assess(&owned, home.as_deref(), crisis))
@@ -339,7 +339,11 @@ fn assess_with_deadline(
 /// command is also judged with the policy of every other directory it will run in (the `cd`
 /// targets of the line), and the strictest verdict stands; the directory whose policy gave it
 /// is returned when it is not the call's own. `crisis`: the session is in crisis mode.
-fn assess(call: &ToolCall, home: Option<&str>, crisis: bool) -> (tools::Verdict, Option<String>) {
+fn assess(
+    call: &ToolCall,
+    home: Option<&str>,
+    crisis: bool,
+) -> (tools::HookVerdict, Option<String>) {
     let here = std::env::current_dir().ok();
     let cwd = call.cwd.as_deref().map(PathBuf::from).or(here);
     let sources = policy_sources(cwd.as_deref());
@@ -362,7 +366,7 @@ fn assess(call: &ToolCall, home: Option<&str>, crisis: bool) -> (tools::Verdict,
             Ok(policy) => tools::assess_in(&policy, &there, home, crisis),
             Err(e) => tools::policy_failed(&there, &e.to_string()),
         };
-        let rank = |v: &tools::Verdict| (v.assessment.decision, v.assessment.tier);
+        let rank = |v: &tools::HookVerdict| (v.assessment.decision, v.assessment.tier);
         if rank(&v) > rank(&verdict) {
             verdict = v;
             decided_in = there.cwd;
@@ -407,7 +411,7 @@ fn within<T: Send + 'static>(
 
 /// Writes the answer. If stdout cannot be written, the agent would see no decision: fall back to
 /// the blocking exit code.
-fn emit(a: &Answer) -> u8 {
+fn emit(a: &HookAnswer) -> u8 {
     if !a.stderr.is_empty() {
         let _ = std::io::stderr().write_all(a.stderr.as_bytes());
     }

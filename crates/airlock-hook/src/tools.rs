@@ -24,15 +24,15 @@ pub enum Subject {
 
 /// The outcome for one tool call: the assessment and what it is about.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct HookVerdict {
     pub tool: String,
     pub subject: Subject,
     pub assessment: Assessment,
 }
 
 /// The verdict when the policy files do not load: every call is denied until they are fixed.
-pub fn policy_failed(call: &ToolCall, why: &str) -> Verdict {
-    Verdict {
+pub fn policy_failed(call: &ToolCall, why: &str) -> HookVerdict {
+    HookVerdict {
         tool: call.tool.clone(),
         subject: Subject::Tool,
         assessment: airlock_policy::load_error(why),
@@ -41,13 +41,18 @@ pub fn policy_failed(call: &ToolCall, why: &str) -> Verdict {
 
 /// Decides on one tool call with the effective policy. `home` is the user's home directory,
 /// for `~` in paths.
-pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> Verdict {
+pub fn assess_with(policy: &Policy, call: &ToolCall, home: Option<&str>) -> HookVerdict {
     assess_in(policy, call, home, false)
 }
 
 /// [`assess_with`] for a session that may be in crisis mode (`crisis`): the policy's crisis
 /// support tools are then never gated and its crisis decision tools need a person.
-pub fn assess_in(policy: &Policy, call: &ToolCall, home: Option<&str>, crisis: bool) -> Verdict {
+pub fn assess_in(
+    policy: &Policy,
+    call: &ToolCall,
+    home: Option<&str>,
+    crisis: bool,
+) -> HookVerdict {
     let name = call.tool.to_ascii_lowercase();
     let ctx = Context {
         agent: std::env::var("AIRLOCK_PRINCIPAL")
@@ -131,7 +136,7 @@ pub fn assess_in(policy: &Policy, call: &ToolCall, home: Option<&str>, crisis: b
             (Subject::Tool, policy.evaluate(&action, &ctx).assessment())
         }
     };
-    Verdict {
+    HookVerdict {
         tool: call.tool.clone(),
         subject,
         assessment,
@@ -196,7 +201,7 @@ pub fn is_shell(call: &ToolCall) -> bool {
 }
 
 /// The verdict when the analysis of `call` missed its deadline: a person must look.
-pub fn timed_out(call: &ToolCall, limit: std::time::Duration) -> Verdict {
+pub fn timed_out(call: &ToolCall, limit: std::time::Duration) -> HookVerdict {
     let subject = match command_of(&call.args) {
         Some(cmd) => Subject::Command(cmd),
         None => Subject::Tool,
@@ -215,7 +220,7 @@ pub fn timed_out(call: &ToolCall, limit: std::time::Duration) -> Verdict {
         ),
     )
     .with_remediation("Read the command before approving; report it if it is ordinary.");
-    Verdict {
+    HookVerdict {
         tool: call.tool.clone(),
         subject,
         assessment: Assessment::from_findings(vec![finding], Decision::Ask),
@@ -486,7 +491,7 @@ mod tests {
         }
     }
 
-    fn decide(tool: &str, args: Value) -> Verdict {
+    fn decide(tool: &str, args: Value) -> HookVerdict {
         let p = Policy::builtin().unwrap();
         assess_with(&p, &call(tool, args), Some("/home/dev"))
     }

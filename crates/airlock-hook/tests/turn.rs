@@ -510,3 +510,81 @@ fn codex_tells_the_person_an_ask_was_blocked() {
     assert!(notice.starts_with("airlock blocked"), "{notice}");
     assert!(!notice.contains("asks about"), "{notice}");
 }
+
+/// Crisis support with the daemon down: the session's mark lives in the data directory, so a
+/// support tool is allowed at once with no daemon to ask (nor any approval or budget to pass),
+/// and an action that decides for the person is never allowed without one: it asks, or is
+/// denied when nobody can be asked. The daemon is announced (serve.json, agent token and key
+/// in the data directory) but nothing listens on its port.
+#[test]
+fn crisis_support_needs_no_daemon_and_decisions_still_need_a_person() {
+    let d = sandbox("");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let data = d.path().join("data");
+    std::fs::write(
+        data.join("serve.json"),
+        json!({"url": format!("http://127.0.0.1:{port}"), "pid": 1, "node": "n"}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(data.join("agent.token"), "alk_agent_token").unwrap();
+    std::fs::write(data.join("daemon.key"), "ab".repeat(32)).unwrap();
+
+    // the crisis prompt marks the session here, whether or not the daemon takes the mark
+    let a = answer(d.path(), &claude_prompt("s-down", CRISIS));
+    assert!(a.get("decision").is_none(), "{a}");
+    assert_eq!(std::fs::read_dir(data.join("crisis")).unwrap().count(), 1);
+
+    let call = |tool: &str| {
+        json!({"session_id": "s-down", "cwd": "/work/proj", "hook_event_name": "PreToolUse",
+               "tool_name": tool, "tool_input": {}, "tool_use_id": "toolu_03"})
+    };
+    let decision = |a: &Value| {
+        a["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // support tools, undeclared in any policy: allowed at once
+    for tool in [
+        "show_crisis_resources",
+        "crisis_resources",
+        "get_crisis_resources",
+    ] {
+        let started = std::time::Instant::now();
+        let a = answer(d.path(), &call(tool));
+        assert_eq!(decision(&a), "allow", "{tool}: {a}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{tool} waited {:?}",
+            started.elapsed()
+        );
+    }
+    // decisions for the person: contact emergency services, share a location, notify
+    // contacts, end the conversation
+    for tool in [
+        "contact_emergency_services",
+        "share_location",
+        "contact_emergency_contact",
+        "end_conversation",
+    ] {
+        let a = answer(d.path(), &call(tool));
+        assert_eq!(decision(&a), "ask", "{tool}: {a}");
+        assert!(a.to_string().contains("crisis.decision"), "{tool}: {a}");
+        let (code, out, err) = run_with(
+            d.path(),
+            call(tool).to_string().as_bytes(),
+            &[],
+            &[("AIRLOCK_ASK", "deny")],
+        );
+        let a: Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{code} {out} {err}"));
+        assert_eq!(decision(&a), "deny", "{tool}: {a}");
+    }
+    // the same tools outside crisis mode: undeclared, so denied (never a quiet allow)
+    let other = json!({"session_id": "s-calm", "cwd": "/work/proj", "hook_event_name": "PreToolUse",
+                       "tool_name": "show_crisis_resources", "tool_input": {}, "tool_use_id": "toolu_04"});
+    assert_eq!(decision(&answer(d.path(), &other)), "deny");
+}

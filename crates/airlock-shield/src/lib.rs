@@ -15,10 +15,12 @@
 pub mod crisis;
 pub mod decode;
 pub mod flags;
+mod keyword_table;
 pub mod lang;
 pub mod model;
 pub mod normalize;
 pub mod plan;
+pub mod prebuilt;
 pub mod reach;
 pub mod reply;
 mod result;

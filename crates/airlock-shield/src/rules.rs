@@ -10,17 +10,15 @@
 //! windows merged). Common keywords thus cost a short search each rather than a pass over the
 //! whole text.
 
-use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
-
-use aho_corasick::{Anchored, MatchKind, StartKind};
+use aho_corasick::{MatchKind, StartKind};
 use regex::Regex;
 use regex_automata::{Input, meta};
 use serde::Deserialize;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::keyword_table::{self, KeywordTable};
 use crate::plan::plan;
 use crate::reach::{reach, stretch, window_in};
 use crate::{Direction, Error};
@@ -103,24 +101,24 @@ pub struct Rule {
     pub category: String,
     pub message: String,
     pub weight: f32,
-    user: bool,
-    tool: bool,
-    pattern: String,
+    pub(crate) user: bool,
+    pub(crate) tool: bool,
+    pub(crate) pattern: String,
     /// The rule's keywords, lowercased, each once (the prefilter wakes the rule by their index).
-    keywords: Vec<String>,
+    pub(crate) keywords: Vec<String>,
     /// The whole pattern, compiled on first use (checks and tests; the scan runs the parts).
-    full: OnceLock<Option<Regex>>,
+    pub(crate) full: OnceLock<Option<Regex>>,
     /// What the scan runs, built when a keyword first wakes the rule (or at load, see
     /// [`RuleSet::compile`]): most texts wake few rules, and building all of them was nearly
     /// all of `airlock scan`'s start-up. An error is kept and reported as a match (deny).
-    parts: OnceLock<Result<Parts, String>>,
+    pub(crate) parts: OnceLock<Result<Parts, String>>,
     pub must_match: Vec<String>,
     pub not_match: Vec<String>,
 }
 
 /// A rule's compiled parts, as its [`plan`] says.
 #[derive(Debug)]
-struct Parts {
+pub(crate) struct Parts {
     /// `\A(?:…)` over the branches whose matches start with a keyword: tried at keyword hits.
     anchored: Option<Regex>,
     /// The other branches in at most [`GROUPS`] groups, each searched on windows around the hits
@@ -204,16 +202,16 @@ impl Rule {
 #[derive(Debug)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    prefilter: KeywordTable,
+    pub(crate) prefilter: KeywordTable,
     /// For each prefilter pattern, the rules it can wake, each with the pattern's index among
     /// that rule's keywords (what the hit does is in the rule's [`Parts::modes`]).
-    keyword_rules: Vec<Vec<(u16, u8)>>,
+    pub(crate) keyword_rules: Vec<Vec<(u16, u8)>>,
     /// Keywords that begin with a letter or digit only count at the start of a word, so "ai"
     /// is not woken by "said" (every pattern starts its words at `\b`).
-    word_start: Vec<bool>,
+    pub(crate) word_start: Vec<bool>,
     /// The prefilter's keywords (the tests rebuild the crate's automaton from them).
     #[cfg(test)]
-    keywords: Vec<String>,
+    pub(crate) keywords: Vec<String>,
 }
 
 /// A keyword hit tries the rule's anchored branches there.
@@ -276,6 +274,18 @@ impl RuleSet {
     /// and check: a short text then builds only the few rules it can reach.
     pub fn compile_lazy(files: &[(&str, &str)]) -> Result<RuleSet, Error> {
         RuleSet::load(files, false)
+    }
+
+    /// The shipped rules ([`BUILTIN`]): the prebuilt set when it was made from these very files
+    /// ([`crate::prebuilt`]), else compiled lazily from them. Under `--cfg airlock_reference`,
+    /// always compiled.
+    pub fn builtin() -> Result<RuleSet, Error> {
+        if !cfg!(airlock_reference)
+            && let Some(set) = crate::prebuilt::shipped()
+        {
+            return Ok(set);
+        }
+        RuleSet::compile_lazy(BUILTIN)
     }
 
     fn load(files: &[(&str, &str)], eager: bool) -> Result<RuleSet, Error> {
@@ -558,6 +568,7 @@ impl RuleSet {
     /// one space, so "care about" is found in "care \n about".
     fn keyword_hits(&self, text: &str, mut f: impl FnMut(usize, usize, usize)) {
         let t = &self.prefilter;
+        let trans = t.trans();
         let b = text.as_bytes();
         // Hits are buffered so the byte loop stays small; the caller's work runs per batch.
         let mut buf = [(0u32, 0u32, 0u32); HIT_BATCH];
@@ -565,7 +576,7 @@ impl RuleSet {
         let mut sid = t.start;
         for (i, &c) in b.iter().enumerate() {
             // Whitespace runs are read as one space by the table itself (see [`KeywordTable`]).
-            sid = t.trans[(sid + u32::from(t.class[usize::from(c)])) as usize];
+            sid = keyword_table::next(trans, sid, t.class[usize::from(c)]);
             if sid >= t.first_match {
                 n = self.matches(b, i, sid, &mut buf, n);
                 if n > HIT_BATCH / 2 {
@@ -594,11 +605,7 @@ impl RuleSet {
     ) -> usize {
         let t = &self.prefilter;
         let limit = (n + HIT_BATCH / 2).min(HIT_BATCH);
-        let at = ((sid - t.first_match) / t.stride) as usize;
-        let Some(list) = t.matches.get(at) else {
-            return n;
-        };
-        for &(k, len) in list {
+        for (k, len) in t.matches(sid) {
             let start = start_of(b, i, len as usize);
             // A keyword beginning with a letter or digit counts only at the start of a word.
             let word_ok =
@@ -609,150 +616,6 @@ impl RuleSet {
             }
         }
         n
-    }
-}
-
-/// The keyword automaton (an Aho-Corasick DFA, overlapping, case-insensitive) copied into one
-/// flat table: `trans[state + class[byte]]` is the next state, states numbered premultiplied
-/// by the number of byte classes, the states with matches last. ASCII whitespace bytes share
-/// the space's class, and a state entered by a space stays put on further whitespace (a copy
-/// of it without matches when it has some, so a keyword ending in a space is reported once):
-/// each run of whitespace reads as one space, as the rules' `\s+` does.
-#[derive(Debug)]
-struct KeywordTable {
-    class: [u8; 256],
-    /// Number of byte classes (the distance between two states' rows).
-    stride: u32,
-    trans: Vec<u32>,
-    start: u32,
-    /// States from this one on have matches.
-    first_match: u32,
-    /// For match state `first_match + j * stride`: its keywords (pattern, byte length), in the
-    /// automaton's order.
-    matches: Vec<Vec<(u32, u32)>>,
-}
-
-impl KeywordTable {
-    fn new(dfa: &DFA) -> Result<KeywordTable, String> {
-        let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
-        let read = |b: u8| if SPACE[usize::from(b)] { b' ' } else { b };
-        // Every state reachable from the start, in discovery order, and `raw[s * 256 + b]`, the
-        // state `s` goes to on byte `b` (whitespace read as a space).
-        // The automaton's state IDs are small integers (row offsets): `index` maps them back.
-        let too_big = || "keyword automaton too large".to_string();
-        let mut ids = vec![start];
-        let start_at = start.as_usize();
-        if start_at >= 1 << 26 {
-            return Err(too_big());
-        }
-        let mut index: Vec<usize> = vec![usize::MAX; start_at + 1];
-        index[start_at] = 0;
-        let mut raw: Vec<u32> = Vec::new();
-        let mut k = 0;
-        while k < ids.len() {
-            let sid = ids[k];
-            for b in 0..=255u8 {
-                let next = dfa.next_state(Anchored::No, sid, read(b));
-                let id = next.as_usize();
-                if id >= 1 << 26 {
-                    return Err(too_big());
-                }
-                if id >= index.len() {
-                    index.resize(id + 1, usize::MAX);
-                }
-                if index[id] == usize::MAX {
-                    index[id] = ids.len();
-                    ids.push(next);
-                }
-                // Below 1 << 26 (checked above), so it fits.
-                raw.push(index[id] as u32);
-            }
-            k += 1;
-        }
-        let is_match = |s: usize| dfa.is_special(ids[s]) && dfa.is_match(ids[s]);
-        // States entered by a space (other than the start, which a space leaves or keeps).
-        let mut spaced = vec![false; ids.len()];
-        for s in 0..ids.len() {
-            let next = raw[s * 256 + usize::from(b' ')] as usize;
-            spaced[next] |= next != 0;
-        }
-        // Rows: each state, then a match-free copy of each spaced match state.
-        let mut rows: Vec<(usize, bool)> = (0..ids.len()).map(|s| (s, is_match(s))).collect();
-        let mut copy_of = vec![usize::MAX; ids.len()];
-        for s in 0..ids.len() {
-            if spaced[s] && is_match(s) {
-                copy_of[s] = rows.len();
-                rows.push((s, false));
-            }
-        }
-        let next_row = |row: usize, b: u8| -> usize {
-            let (s, _) = rows[row];
-            if SPACE[usize::from(b)] && spaced[s] {
-                return if copy_of[s] != usize::MAX {
-                    copy_of[s]
-                } else {
-                    s
-                };
-            }
-            raw[s * 256 + usize::from(b)] as usize
-        };
-        // Byte classes: bytes that lead every row to the same row (whitespace kept apart),
-        // numbered in the order of their first byte. Each byte's column is built once and looked
-        // up by value: comparing every byte with every class row by row was most of the
-        // scanner's start-up once the rules' regexes were built lazily.
-        let mut class = [0u8; 256];
-        let mut reps: Vec<u8> = Vec::new();
-        let mut seen: HashMap<(bool, Vec<u32>), u8> = HashMap::new();
-        for b in 0..=255u8 {
-            let column: Vec<u32> = (0..rows.len()).map(|row| next_row(row, b) as u32).collect();
-            let key = (SPACE[usize::from(b)], column);
-            let c = match seen.get(&key) {
-                Some(&c) => c,
-                None => {
-                    let c = u8::try_from(reps.len()).map_err(|_| "too many byte classes")?;
-                    reps.push(b);
-                    seen.insert(key, c);
-                    c
-                }
-            };
-            class[usize::from(b)] = c;
-        }
-        // Number the rows: those without matches first.
-        let mut order: Vec<usize> = (0..rows.len()).filter(|&r| !rows[r].1).collect();
-        let first = order.len();
-        order.extend((0..rows.len()).filter(|&r| rows[r].1));
-        let mut number = vec![0usize; rows.len()];
-        for (j, &r) in order.iter().enumerate() {
-            number[r] = j;
-        }
-        let stride = reps.len();
-        let id = |r: usize| u32::try_from(number[r] * stride).map_err(|_| too_big());
-        let mut trans = Vec::with_capacity(rows.len() * stride);
-        for &r in &order {
-            for &b in &reps {
-                trans.push(id(next_row(r, b))?);
-            }
-        }
-        let matches = order[first..]
-            .iter()
-            .map(|&r| {
-                let sid = ids[rows[r].0];
-                (0..dfa.match_len(sid))
-                    .map(|j| {
-                        let p = dfa.match_pattern(sid, j);
-                        (p.as_u32(), dfa.pattern_len(p) as u32)
-                    })
-                    .collect()
-            })
-            .collect();
-        Ok(KeywordTable {
-            class,
-            stride: u32::try_from(stride).map_err(|_| too_big())?,
-            trans,
-            start: id(0)?,
-            first_match: u32::try_from(first * stride).map_err(|_| too_big())?,
-            matches,
-        })
     }
 }
 
@@ -814,7 +677,7 @@ impl RuleSet {
 }
 
 /// ASCII whitespace (what `\s` matches in ASCII).
-static SPACE: [bool; 256] = {
+pub(crate) static SPACE: [bool; 256] = {
     let mut t = [false; 256];
     t[b' ' as usize] = true;
     t[b'\t' as usize] = true;
@@ -827,7 +690,7 @@ static SPACE: [bool; 256] = {
 
 /// Where a keyword of `len` bytes ends at `b[last]` starts, each whitespace run before `last`
 /// counting as one byte (the keyword loop reads runs so).
-fn start_of(b: &[u8], last: usize, len: usize) -> usize {
+pub(crate) fn start_of(b: &[u8], last: usize, len: usize) -> usize {
     let mut j = last + 1;
     let mut left = len;
     while left > 0 && j > 0 {
@@ -852,6 +715,8 @@ fn ends_in_word_char(head: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aho_corasick::Anchored;
+    use aho_corasick::automaton::Automaton;
 
     #[test]
     fn shipped_rules_compile_and_their_examples_hold() {

@@ -14,7 +14,7 @@ use crate::normalize::{normalize, normalize_checked, prescan_features};
 use crate::result::{
     CrisisAdvice, Direction, Match, ScanResult, Source, Span, TextVerdict, round3,
 };
-use crate::rules::{BUILTIN, Kind, RuleSet};
+use crate::rules::{Kind, RuleSet};
 
 /// Inputs longer than this are scanned on their first `MAX_INPUT` bytes and flagged.
 pub const MAX_INPUT: usize = 1 << 20;
@@ -41,7 +41,7 @@ impl Scanner {
     /// The shipped rules, weights and crisis response.
     pub fn builtin() -> Result<Scanner, Error> {
         Ok(Scanner {
-            rules: RuleSet::compile_lazy(BUILTIN)?,
+            rules: RuleSet::builtin()?,
             model: Model::from_bytes(crate::model::WEIGHTS)?,
             crisis: CrisisResponse::builtin()?,
         })

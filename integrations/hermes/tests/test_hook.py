@@ -29,7 +29,7 @@ def test_installed_plugin_is_loaded_with_its_hook(hermes):
     assert loaded.enabled, loaded.error
     assert loaded.error is None
     assert loaded.manifest.source == "user"
-    assert loaded.hooks_registered == ["pre_tool_call"]
+    assert loaded.hooks_registered == ["pre_tool_call", "pre_llm_call", "transform_tool_result"]
     assert hermes.has_hook("pre_tool_call")
 
 

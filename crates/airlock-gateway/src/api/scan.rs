@@ -4,12 +4,17 @@
 //! its id: the MCP gateway records what it scanned this way. A crisis verdict on a person's
 //! text (`direction: user`) with `record` also puts the session in crisis mode
 //! (`session_crisis: true` in the answer).
+//!
+//! The answer also carries the policy's `[text]` handling (`text_handling`: `jailbreak` is
+//! `annotate` or `block`, `injection` `annotate` or `withhold`), so a client that acts on the
+//! verdict itself (the Hermes Agent plugin) acts as the hooks do; the strictest when the policy
+//! does not load.
 
 use airlock_shield::{Direction, ScanResult};
 use airlock_wire::{ScanDirection, ScanRequest};
 use axum::Json;
 use axum::extract::State;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -59,6 +64,12 @@ pub async fn scan(
     .await
     .map_err(ApiError::internal)?;
     let mut out = serde_json::to_value(&result).map_err(ApiError::internal)?;
+    out["text_handling"] = match st.broker.policy_for(None) {
+        Ok(p) => {
+            json!({"jailbreak": p.settings.text.jailbreak, "injection": p.settings.text.injection})
+        }
+        Err(_) => json!({"jailbreak": "block", "injection": "withhold"}),
+    };
     if let (Some(spec), Some(handling)) = (&req.record, handling) {
         let origin = airlock_confirm::Origin {
             agent: caller.name.clone(),

@@ -21,7 +21,7 @@ use airlock_policy::{OutputHandling, PromptHandling, TextSettings};
 use airlock_shield::{Direction, ScanResult};
 use serde_json::{Map, Value};
 
-use crate::answer::Answer;
+use crate::answer::HookAnswer;
 use crate::crisis::{self, Mark};
 use crate::input::{self, InputError, bounded, kind_of};
 use crate::protocol::{Protocol, Stage};
@@ -118,7 +118,7 @@ pub struct Marks<'a> {
 }
 
 /// Decides on the person's prompt.
-pub fn decide_prompt(p: &Prompt, settings: &TextSettings, marks: &Marks) -> Answer {
+pub fn decide_prompt(p: &Prompt, settings: &TextSettings, marks: &Marks) -> HookAnswer {
     let Scanned { result, skipped } =
         text::scan_bounded(&p.text, Direction::User, settings.scan_limit);
     let note = skipped.map(|s| partial_note("this prompt", s));
@@ -181,7 +181,7 @@ pub fn decide_prompt(p: &Prompt, settings: &TextSettings, marks: &Marks) -> Answ
 }
 
 /// Decides on a tool's output.
-pub fn decide_output(o: &Output, settings: &TextSettings) -> Answer {
+pub fn decide_output(o: &Output, settings: &TextSettings) -> HookAnswer {
     let Scanned { result, skipped } =
         text::scan_bounded(&o.text, Direction::Tool, settings.scan_limit);
     let note = skipped.map(|s| partial_note(&format!("the output of `{}`", bounded(&o.tool)), s));

@@ -13,18 +13,23 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::answer::{Answer, EXIT_BLOCK};
+use crate::answer::{EXIT_BLOCK, HookAnswer};
 use crate::input::InputError;
 use crate::protocol::{Protocol, Stage};
 
 /// Nothing to say: the event goes on unchanged.
-pub fn nothing() -> Answer {
+pub fn nothing() -> HookAnswer {
     json_answer(Value::Object(Map::new()))
 }
 
 /// Adds `context` to what the model reads with the person's prompt (or, at `Stage::Output`,
 /// with the tool's output); `notice` is shown to the person.
-pub fn context(protocol: Protocol, stage: Stage, context: &str, notice: Option<&str>) -> Answer {
+pub fn context(
+    protocol: Protocol,
+    stage: Stage,
+    context: &str,
+    notice: Option<&str>,
+) -> HookAnswer {
     if protocol == Protocol::Copilot {
         return nothing();
     }
@@ -41,7 +46,7 @@ pub fn context(protocol: Protocol, stage: Stage, context: &str, notice: Option<&
 }
 
 /// Refuses the person's prompt with `reason`, which the person reads.
-pub fn block_prompt(protocol: Protocol, reason: &str) -> Answer {
+pub fn block_prompt(protocol: Protocol, reason: &str) -> HookAnswer {
     match protocol {
         Protocol::Claude | Protocol::Codex => {
             json_answer(json!({"decision": "block", "reason": reason}))
@@ -60,7 +65,7 @@ pub fn flag_output(
     reason: &str,
     notice: &str,
     withhold: bool,
-) -> Answer {
+) -> HookAnswer {
     match protocol {
         Protocol::Claude | Protocol::Codex => {
             let mut out = json!({
@@ -103,7 +108,7 @@ pub fn withheld_text(tool: &str) -> String {
 /// The answer to a prompt or tool-output event whose input could not be read: the prompt is
 /// refused, the output is treated as untrusted (and withheld where the agent allows). Never an
 /// allow. Copilot reads no answer to these events: exit 2 with the reason on stderr.
-pub fn refuse(err: &InputError, protocol: Protocol, stage: Stage) -> Answer {
+pub fn refuse(err: &InputError, protocol: Protocol, stage: Stage) -> HookAnswer {
     let line = format!("airlock hook: {}: {}", err.code, err.message);
     let reason = match stage {
         Stage::Prompt => format!(
@@ -120,7 +125,7 @@ pub fn refuse(err: &InputError, protocol: Protocol, stage: Stage) -> Answer {
         ),
     };
     let mut a = match (protocol, stage) {
-        (Protocol::Copilot, _) => Answer {
+        (Protocol::Copilot, _) => HookAnswer {
             stdout: String::new(),
             stderr: String::new(),
             exit: EXIT_BLOCK,
@@ -133,8 +138,8 @@ pub fn refuse(err: &InputError, protocol: Protocol, stage: Stage) -> Answer {
     a
 }
 
-fn json_answer(v: Value) -> Answer {
-    Answer {
+fn json_answer(v: Value) -> HookAnswer {
+    HookAnswer {
         // A `Value` always serialises.
         stdout: serde_json::to_string(&v).unwrap_or_else(|_| "{}".to_string()),
         stderr: String::new(),
@@ -146,7 +151,7 @@ fn json_answer(v: Value) -> Answer {
 mod tests {
     use super::*;
 
-    fn v(a: &Answer) -> Value {
+    fn v(a: &HookAnswer) -> Value {
         serde_json::from_str(&a.stdout).unwrap_or(Value::Null)
     }
 
