@@ -603,6 +603,16 @@ fn slow(input: &str) -> Normalised<'_> {
         text.push(c);
         map.extend(std::iter::repeat_n(o, text.len() - before));
     }
+    // Nothing changed: the input itself, as the fast path answers (so `changed` means the same
+    // on both paths, and the rules are not run twice over the same text).
+    if text == input {
+        return Normalised {
+            text: Cow::Borrowed(input),
+            map: None,
+            flags,
+            hidden: (!hidden.is_empty()).then_some(hidden),
+        };
+    }
     Normalised {
         text: Cow::Owned(text),
         map: Some(map),
