@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::time::{Duration, Instant};
 
@@ -736,5 +735,104 @@ async fn serve_with_defaults_stops_on_shutdown() {
     let (st, v) = poll.await.unwrap();
     assert_eq!((st, v["status"].as_str()), (200, Some("pending")));
     assert!(t.elapsed() < Duration::from_secs(5));
+    s.stop().await;
+}
+
+/// `POST /v1/privacy`: the daemon replaces the secrets it finds and records them by salted hash
+/// (never the value); nothing found, nothing recorded. Bad labels are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn privacy_replaces_secrets_and_records_only_salted_hashes() {
+    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    let s = start().await;
+    let c = client();
+    let value = json!({"messages": [{"role": "user", "content": {"type": "text", "text": format!("key {KEY}")}}], "maxTokens": 9});
+    let (st, v) = post(
+        &c,
+        &s.u("/v1/privacy"),
+        &s.agent,
+        json!({"session": "s-priv", "surface": "mcp:w:sampling", "value": value}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["rules"], json!(["aws_access_key"]));
+    assert_eq!(
+        v["value"]["messages"][0]["content"]["text"],
+        "key [SECRET:aws_access_key#1]"
+    );
+    assert_eq!(v["value"]["maxTokens"], 9);
+    let id = v["receipt"].as_str().unwrap();
+    let (st, r) = get(&c, &s.u(&format!("/v1/receipts/{id}")), &s.approver).await;
+    assert_eq!(st, 200, "{r}");
+    assert!(!r.to_string().contains(KEY));
+    let mine: Vec<Value> = s
+        .receipts()
+        .await
+        .into_iter()
+        .filter(|r| r["tool"] == "airlock.privacy")
+        .collect();
+    assert_eq!(mine.len(), 1);
+    assert_eq!(mine[0]["session"], "s-priv");
+    assert_eq!(mine[0]["reasons"][0]["code"], "PRIVACY_SECRET");
+    let (st, v) = post(
+        &c,
+        &s.u("/v1/privacy"),
+        &s.agent,
+        json!({"session": "s-priv", "surface": "mcp:w:sampling", "value": {"text": "nothing here"}}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v, json!({"rules": [], "value": null, "receipt": null}));
+    for bad in [
+        json!({"session": "", "surface": "a", "value": 1}),
+        json!({"session": "s", "surface": "a\nb", "value": 1}),
+        json!({"session": "s", "surface": "a"}),
+        json!({"session": "s", "surface": "a", "value": 1, "x": 1}),
+    ] {
+        let (st, v) = post(&c, &s.u("/v1/privacy"), &s.agent, bad).await;
+        assert!(st == 400 || st == 422, "{st} {v}");
+    }
+    s.stop().await;
+}
+
+/// `POST /v1/scan` with `record`: a crisis verdict marks the session (the MCP gateway of
+/// `airlock mcp wrap` sends the person's words of a sampling request this way), a clean one
+/// does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_crisis_verdict_marks_the_session() {
+    let s = start().await;
+    let c = client();
+    let (_, v) = post(
+        &c,
+        &s.u("/v1/scan"),
+        &s.agent,
+        json!({"text": "Summarise the notes.", "direction": "user",
+               "record": {"session": "s-calm", "source": "mcp:w:sampling/createMessage"}}),
+    )
+    .await;
+    assert!(v.get("session_crisis").is_none(), "{v}");
+    let (st, v) = post(
+        &c,
+        &s.u("/v1/scan"),
+        &s.agent,
+        json!({"text": "I want to end my life.", "direction": "user",
+               "record": {"session": "s-crisis", "source": "mcp:w:sampling/createMessage", "handling": "pass"}}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["session_crisis"], true, "{v}");
+    assert!(v["receipt"].as_str().is_some(), "{v}");
+    let (st, list) = get(&c, &s.u("/v1/crisis"), &s.approver).await;
+    assert_eq!(st, 200, "{list}");
+    let sessions: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["s-crisis"], "{list}");
+    assert_eq!(
+        list[0]["source"], "scan:mcp:w:sampling/createMessage",
+        "{list}"
+    );
     s.stop().await;
 }

@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-mod common;
+use airlock_testkit::gateway as common;
 
 use airlock_gateway::{Auth, Role};
 use airlock_store::{Db, StoreOptions};

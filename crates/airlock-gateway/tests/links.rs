@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::time::Duration;
 

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-mod common;
+use airlock_testkit::gateway as common;
 
 use common::{asking, client, get, post, start};
 use serde_json::{Value, json};

@@ -98,6 +98,7 @@ pub async fn check<D: Decider>(
         session: gw.session.clone(),
         source: format!("mcp:{}:tools/list", gw.server),
         handling: "block",
+        direction: airlock_shield::Direction::Tool,
     };
     let verdict = match gw.decider.scan(call).await {
         Ok(s) if !flagged(s.verdict) => Ok(()),

@@ -3,7 +3,8 @@
 //! the one submit-and-wait of every surface); the `airlock` binary has one that asks a
 //! running daemon over its REST API. Whatever goes wrong becomes a denial with a stable code.
 //! The same decider scans (and records) what the server answers, so the verdicts sit in the
-//! ledger beside the decisions.
+//! ledger beside the decisions, and a crisis verdict marks the session as every surface does;
+//! and it replaces (and records) the secrets of a server's sampling request.
 
 use std::future::Future;
 use std::time::Duration;
@@ -64,8 +65,11 @@ pub struct ScanCall {
     pub session: String,
     /// `mcp:<server>:<method>`.
     pub source: String,
-    /// What the gateway does with a flagged text: `annotate` or `block`.
+    /// What the gateway does with a flagged text: `annotate` or `block` (`pass` for the
+    /// person's words checked for a crisis, which are never held back).
     pub handling: &'static str,
+    /// `Tool` for what a server hands the model; `User` for the person's words (`crisis.rs`).
+    pub direction: Direction,
 }
 
 /// The scanner's verdict on a [`ScanCall`], recorded.
@@ -74,6 +78,24 @@ pub struct Scanned {
     pub verdict: TextVerdict,
     pub categories: Vec<String>,
     pub score: f32,
+}
+
+/// A value bound for the client's model (a server's sampling request's params) whose secrets
+/// are replaced by typed placeholders and recorded.
+#[derive(Debug, Clone)]
+pub struct SecretsCall {
+    pub session: String,
+    /// `mcp:<server>:sampling`.
+    pub surface: String,
+    pub value: serde_json::Value,
+}
+
+/// What a [`SecretsCall`] came back as, recorded: the value with its secrets replaced and the
+/// rule ids of what was (`None` and no rules: nothing was found, nothing recorded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecretsRuling {
+    pub value: Option<serde_json::Value>,
+    pub rules: Vec<String>,
 }
 
 /// One tool result to check against its declared output schema and record.
@@ -97,8 +119,15 @@ pub struct OutputRuling {
 /// Decides tool calls, and scans and records what servers answer.
 pub trait Decider: Send + Sync + 'static {
     fn decide(&self, call: Call) -> impl Future<Output = CallRuling> + Send;
-    /// The verdict on a server's text, once it is a receipt; an error when either failed.
+    /// The verdict on a server's text, once it is a receipt (and, for a crisis verdict, once
+    /// the session is in crisis mode); an error when either failed.
     fn scan(&self, call: ScanCall) -> impl Future<Output = Result<Scanned, String>> + Send;
+    /// The value with its secrets replaced, once what was replaced is a receipt (rule ids and
+    /// salted hashes, never the values); an error when either failed.
+    fn secrets(
+        &self,
+        call: SecretsCall,
+    ) -> impl Future<Output = Result<SecretsRuling, String>> + Send;
     /// A tool result checked against its output contract, once it is a receipt (carrying the
     /// output's SHA-256); an error when either failed.
     fn output(&self, call: OutputCall)
@@ -132,26 +161,18 @@ impl Decider for BrokerDecider {
             session,
             source,
             handling,
+            direction,
         } = call;
-        let (r, text) = tokio::task::spawn_blocking(move || {
-            (airlock_shield::scan(&text, Direction::Tool), text)
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+        let (r, text) =
+            tokio::task::spawn_blocking(move || (airlock_shield::scan(&text, direction), text))
+                .await
+                .map_err(|e| e.to_string())?;
         let origin = airlock_confirm::Origin {
             agent: self.agent.clone(),
             session,
         };
-        let event = airlock_confirm::Event::scan(
-            origin,
-            &source,
-            Direction::Tool,
-            &text,
-            r.verdict,
-            handling,
-        );
         self.broker
-            .record_event(&event)
+            .record_scan(origin, &source, direction, &text, &r, handling)
             .await
             .map_err(|e| e.to_string())?;
         Ok(Scanned {
@@ -159,6 +180,29 @@ impl Decider for BrokerDecider {
             categories: r.categories,
             score: r.score,
         })
+    }
+
+    async fn secrets(&self, call: SecretsCall) -> Result<SecretsRuling, String> {
+        let origin = airlock_confirm::Origin {
+            agent: self.agent.clone(),
+            session: call.session,
+        };
+        let mut value = call.value;
+        match self
+            .broker
+            .replace_secrets(origin, &call.surface, &mut value)
+            .await
+        {
+            Ok(None) => Ok(SecretsRuling {
+                value: None,
+                rules: Vec::new(),
+            }),
+            Ok(Some(r)) => Ok(SecretsRuling {
+                value: Some(value),
+                rules: r.rules,
+            }),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     async fn output(&self, call: OutputCall) -> Result<OutputRuling, String> {

@@ -334,8 +334,8 @@ async fn event<D: Decider>(
         }
         Ok(Message::Request { id, method, msg }) => match scan::Ask::of_method(&method) {
             Some(ask) => match scan::request(&p.core, ask, &id, msg).await {
-                scan::Outcome::Forward(changed) => changed,
-                scan::Outcome::Answer(answer) => {
+                scan::ScanOutcome::Forward(changed) => changed,
+                scan::ScanOutcome::Answer(answer) => {
                     answer_upstream(p, headers, answer);
                     return None;
                 }

@@ -6,14 +6,16 @@
 //! scanned for prompt injection. Malformed, oversized or ambiguous (duplicate-key) messages are
 //! answered with JSON-RPC errors and never forwarded.
 //!
-//! A surface of its own: it decides through `Broker::decide_and_wait` and records scan verdicts
-//! through `Broker::record_event` (airlock-confirm), or through a daemon's REST API (the
-//! binary's decider); `rmcp` is linked here and nowhere else in airlock.
+//! A surface of its own: it decides through `Broker::decide_and_wait`, records scan verdicts
+//! through `Broker::record_scan` and a sampling request's secrets through
+//! `Broker::replace_secrets` (airlock-confirm), or through a daemon's REST API (the binary's
+//! decider); `rmcp` is linked here and nowhere else in airlock.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod config;
 pub mod core;
+pub mod crisis;
 pub mod describe;
 pub mod frame;
 pub mod gate;
@@ -22,7 +24,6 @@ pub mod methods;
 pub mod names;
 pub mod notify;
 pub mod output;
-mod privacy;
 pub mod relay;
 pub mod scan;
 pub mod sdk;
@@ -33,6 +34,7 @@ pub use config::{InjectionMode, McpConfig, ServerConfig};
 pub use core::{Core, Gateway, denied_result};
 pub use gate::{
     BrokerDecider, Call, CallRuling, Decider, OutputCall, OutputRuling, ScanCall, Scanned,
+    SecretsCall, SecretsRuling,
 };
 pub use relay::relay;
 pub use strict::parse as parse_strict;

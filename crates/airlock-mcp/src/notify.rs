@@ -139,6 +139,7 @@ pub async fn notification<D: Decider>(core: &Core<D>, method: &str, msg: &Value)
             InjectionMode::Annotate => "annotate",
             InjectionMode::Block => "block",
         },
+        direction: airlock_shield::Direction::Tool,
     };
     match gw.decider.scan(call).await {
         Ok(s) if !flagged(s.verdict) => Note::Pass,

@@ -270,13 +270,13 @@ async fn pump_server<D: Decider>(
                 // The server asks the client's model or user something: scanned first.
                 match scan::Ask::of_method(&method) {
                     Some(ask) => match scan::request(&s.core, ask, &id, msg).await {
-                        scan::Outcome::Forward(None) => {
+                        scan::ScanOutcome::Forward(None) => {
                             let _ = s.to_client.send(line);
                         }
-                        scan::Outcome::Forward(Some(changed)) => {
+                        scan::ScanOutcome::Forward(Some(changed)) => {
                             let _ = s.to_client.send(encode(&changed));
                         }
-                        scan::Outcome::Answer(answer) => {
+                        scan::ScanOutcome::Answer(answer) => {
                             let _ = s.send_server(encode(&answer));
                         }
                     },

@@ -3,7 +3,9 @@
 //! `resources/read` content and of every `prompts/get` message goes through airlock-shield in
 //! the tool direction. A flagged answer is annotated (a warning first, the content kept) or
 //! blocked (an error result for a call, a JSON-RPC error for a resource or a prompt), as
-//! configured per server.
+//! configured per server. A server's own sampling and elicitation requests are scanned alike,
+//! after a sampling request's secrets are replaced and its person's words checked for a crisis
+//! (`crisis.rs`), each through the decider, which records them.
 
 use airlock_shield::TextVerdict;
 use serde_json::{Value, json};
@@ -11,7 +13,7 @@ use serde_json::{Value, json};
 use super::config::InjectionMode;
 use super::core::Core;
 use super::frame;
-use super::gate::{Decider, ScanCall, Scanned};
+use super::gate::{Decider, ScanCall, Scanned, SecretsCall, SecretsRuling};
 use super::output::Checked;
 use super::sdk;
 
@@ -219,6 +221,7 @@ async fn scan_answer<D: Decider>(core: &Core<D>, kind: Kind, msg: Value) -> Opti
             InjectionMode::Annotate => "annotate",
             InjectionMode::Block => "block",
         },
+        direction: airlock_shield::Direction::Tool,
     };
     match gw.decider.scan(call).await {
         Ok(scanned) => apply(mode, &gw.server, kind, msg, &scanned),
@@ -348,7 +351,7 @@ impl Ask {
 
 /// What to do with a server's request to the client.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum ScanOutcome {
     /// Send it on to the client: unchanged (`None`) or as changed.
     Forward(Option<Value>),
     /// Answer the server with this; nothing reaches the client.
@@ -404,19 +407,24 @@ pub fn request_text(ask: Ask, params: &Value) -> String {
 /// a flagged text is blocked (answered `MCP_REQUEST_INJECTION`) or annotated (a warning message
 /// first for sampling, a warning before the elicitation's message); a text that cannot be
 /// scanned and recorded is answered `MCP_SCAN_UNAVAILABLE`.
-pub async fn request<D: Decider>(core: &Core<D>, ask: Ask, id: &Value, mut msg: Value) -> Outcome {
+pub async fn request<D: Decider>(
+    core: &Core<D>,
+    ask: Ask,
+    id: &Value,
+    mut msg: Value,
+) -> ScanOutcome {
     let mut params = msg.get("params").cloned().unwrap_or(Value::Null);
     match rule_request(core, ask, &mut params).await {
-        Ruled::Pass => Outcome::Forward(None),
+        Ruled::Pass => ScanOutcome::Forward(None),
         Ruled::Annotated => {
             msg["params"] = params;
-            Outcome::Forward(Some(msg))
+            ScanOutcome::Forward(Some(msg))
         }
         Ruled::Refused {
             code,
             message,
             reason,
-        } => Outcome::Answer(frame::error_response(id, code, &message, reason)),
+        } => ScanOutcome::Answer(frame::error_response(id, code, &message, reason)),
     }
 }
 
@@ -454,29 +462,48 @@ async fn rule_request<D: Decider>(core: &Core<D>, ask: Ask, params: &mut Value) 
             reason: sdk::INVALID_MESSAGE,
         };
     }
-    // Secrets never reach the client's model (`privacy.rs`).
+    // Secrets never reach the client's model, often a remote one: every secret in the
+    // request's strings (system prompt, messages, tool results) is replaced one way by a typed
+    // placeholder (`[SECRET:<rule>#n]`) and recorded by the decider before the client sees it.
+    // Personal data is left as it is: the answer goes back to the server, not to a person who
+    // would need it restored.
     let mut scrubbed = false;
     if ask == Ask::Sampling {
-        match super::privacy::scrub_secrets(params) {
-            Ok(rules) if !rules.is_empty() => {
+        let call = SecretsCall {
+            session: gw.session.clone(),
+            surface: format!("mcp:{}:sampling", gw.server),
+            value: params.clone(),
+        };
+        match gw.decider.secrets(call).await {
+            Ok(SecretsRuling {
+                value: Some(v),
+                rules,
+            }) => {
                 eprintln!(
                     "airlock mcp [{}]: replaced secrets in a sampling request ({})",
                     gw.server,
                     rules.join(", ")
                 );
+                *params = v;
                 scrubbed = true;
             }
             Ok(_) => {}
             Err(e) => {
+                eprintln!(
+                    "airlock mcp [{}]: a sampling request could not be checked for secrets and recorded, so it is refused: {e}",
+                    gw.server
+                );
                 return Ruled::Refused {
                     code: frame::INTERNAL_ERROR,
-                    message: format!(
-                        "airlock could not check this sampling request for secrets (MCP_SCAN_UNAVAILABLE): {e}"
-                    ),
+                    message: "airlock could not check this sampling request for secrets (MCP_SCAN_UNAVAILABLE), so the client does not see it".into(),
                     reason: "MCP_SCAN_UNAVAILABLE",
                 };
             }
         }
+    }
+    // The person's words in it may show a crisis: that marks the session (`crisis.rs`).
+    if ask == Ask::Sampling {
+        super::crisis::check_sampling(core, params).await;
     }
     let unchanged = if scrubbed {
         Ruled::Annotated
@@ -496,6 +523,7 @@ async fn rule_request<D: Decider>(core: &Core<D>, ask: Ask, params: &mut Value) 
             InjectionMode::Annotate => "annotate",
             InjectionMode::Block => "block",
         },
+        direction: airlock_shield::Direction::Tool,
     };
     let scanned = match gw.decider.scan(call).await {
         Ok(s) => s,

@@ -6,9 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-#[path = "../../airlock-gateway/tests/common/mod.rs"]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

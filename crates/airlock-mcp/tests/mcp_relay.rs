@@ -5,10 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-// the gateway's own helpers: a real REST server over a real broker (MCP tests that ask a daemon)
-#[path = "../../airlock-gateway/tests/common/mod.rs"]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -850,6 +847,149 @@ async fn messages_rmcp_rejects_are_refused_and_server_requests_are_scanned() {
             .count(),
         6,
         "{scans:?}"
+    );
+    s.stop().await;
+}
+
+/// Every file of the store's data directory, for a search of its bytes.
+fn store_bytes(s: &common::Server) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(s.data_dir().unwrap()).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            out.extend(std::fs::read(&p).unwrap());
+        }
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+fn holds(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// The server asks the client's model to read a fake AWS key: the client sees the placeholder,
+/// the ledger has the privacy receipt (rule id and salted hash) and no file of the store holds
+/// the key, nor its plain hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sampling_requests_secret_is_replaced_and_recorded_by_salted_hash_only() {
+    const KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = wrap(Setup {
+        server: &s,
+        config: CONFIG,
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    // The line the server is asked to send spells the key with a JSON escape, so the client's
+    // own call never carries it (that call's receipt holds its arguments).
+    let line = sampling("k1", &format!("Deploy with {KEY} now."))
+        .to_string()
+        .replace("AKIA", "\\u0041KIA");
+    c.next += 1;
+    let m = json!({"jsonrpc": "2.0", "id": c.next, "method": "tools/call", "params": {"name": "raw", "arguments": {"line": line}}});
+    c.send_raw(m.to_string().as_bytes()).await;
+    let m = c.recv().await;
+    assert_eq!(
+        m,
+        sampling("k1", "Deploy with [SECRET:aws_access_key#1] now."),
+        "{m}"
+    );
+    c.close().await;
+    let receipts = s.receipts().await;
+    let privacy: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "airlock.privacy")
+        .collect();
+    assert_eq!(privacy.len(), 1, "{receipts:?}");
+    assert_eq!(privacy[0]["session"], "mcp-session");
+    assert_eq!(privacy[0]["decision"], "allow");
+    assert_eq!(privacy[0]["reasons"][0]["code"], "PRIVACY_SECRET");
+    let payload = s
+        .broker
+        .ledger()
+        .db()
+        .receipts(0, 1000)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| r.payload)
+        .find(|p| p.contains("salted_sha256"))
+        .expect("the privacy receipt's payload");
+    let payload: Value = serde_json::from_str(&payload).unwrap();
+    assert_eq!(payload["arguments"]["surface"], "mcp:demo:sampling");
+    assert_eq!(payload["arguments"]["handling"], "placeholder");
+    let found = payload["arguments"]["found"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{payload}");
+    assert_eq!(found[0]["rule"], "aws_access_key");
+    assert_eq!(found[0]["kind"], "secret");
+    assert_eq!(found[0]["salted_sha256"].as_str().unwrap().len(), 64);
+    let bytes = store_bytes(&s);
+    assert!(!holds(&bytes, KEY), "the store holds the key");
+    let plain = airlock_ledger::canonical::sha256_hex(KEY.as_bytes());
+    assert!(
+        !holds(&bytes, &plain),
+        "the store holds the key's plain hash"
+    );
+    s.stop().await;
+}
+
+/// A person in crisis in a server's sampling request puts the session in crisis mode, as the
+/// proxy's user messages do: the approvers' `GET /v1/crisis` lists it, the mark is a receipt,
+/// and the request still reaches the client unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crisis_in_a_sampling_request_marks_the_session() {
+    const WORDS: &str = "I don't want to live anymore. I want to end my life.";
+    let s = common::start_with(common::policy_with(POLICY), None, common::DEFAULT_MAX).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = wrap(Setup {
+        server: &s,
+        config: CONFIG,
+        echo_description: "Echo the text back.",
+        log: dir.path().join("calls.jsonl"),
+    })
+    .await;
+    c.initialize().await;
+    // Nothing marked for a plain request.
+    c.server_sends(&sampling("p1", "Summarise: two bugs fixed."))
+        .await;
+    assert_eq!(c.recv().await, sampling("p1", "Summarise: two bugs fixed."));
+    assert!(!s.broker.in_crisis("mcp-session").await.unwrap());
+    c.server_sends(&sampling("p2", WORDS)).await;
+    assert_eq!(c.recv().await, sampling("p2", WORDS));
+    c.close().await;
+    let http = common::client();
+    let (st, list) = common::get(&http, &s.u("/v1/crisis"), &s.approver).await;
+    assert_eq!(st, 200, "{list}");
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{list}");
+    assert_eq!(rows[0]["session"], "mcp-session");
+    assert_eq!(rows[0]["source"], "scan:mcp:demo:sampling/createMessage");
+    assert_eq!(rows[0]["agent"], "mcp-test");
+    assert!(
+        rows[0]["rule"].as_str().unwrap().starts_with("crisis."),
+        "{list}"
+    );
+    let receipts = s.receipts().await;
+    let marks: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "airlock.crisis.set")
+        .collect();
+    assert_eq!(marks.len(), 1, "{receipts:?}");
+    assert_eq!(marks[0]["reasons"][0]["code"], "SESSION_CRISIS");
+    let verdicts: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "airlock.scan" && r["reasons"][0]["code"] == "TEXT_CRISIS")
+        .collect();
+    assert_eq!(verdicts.len(), 1, "{receipts:?}");
+    assert_eq!(verdicts[0]["decision"], "allow");
+    assert!(
+        !receipts
+            .iter()
+            .any(|r| r.to_string().contains("end my life"))
     );
     s.stop().await;
 }

@@ -9,10 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[allow(dead_code)]
-// the gateway's own helpers: a real REST server over a real broker (MCP tests that ask a daemon)
-#[path = "../../airlock-gateway/tests/common/mod.rs"]
-mod common;
+use airlock_testkit::gateway as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -363,7 +363,7 @@ impl Policy {
         };
         match action {
             Action::Shell { command, .. } => {
-                let a = match airlock_shell::Analyzer::builtin() {
+                let a = match airlock_shell::Analyser::builtin() {
                     Ok(an) => an.analyse_full(command, true),
                     Err(e) => {
                         ins.assessment =

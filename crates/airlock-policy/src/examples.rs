@@ -8,7 +8,7 @@ use crate::{Context, Policy};
 
 /// One example's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Outcome {
+pub struct ExampleOutcome {
     pub layer: String,
     pub index: usize,
     pub action: String,
@@ -47,7 +47,7 @@ pub fn action_of(ex: &ExampleSpec) -> Option<Action> {
 }
 
 /// Runs every example of every layer. `base` supplies cwd, home and workspace.
-pub fn run(policy: &Policy, base: &Context) -> Vec<Outcome> {
+pub fn run(policy: &Policy, base: &Context) -> Vec<ExampleOutcome> {
     let mut out = Vec::new();
     for layer in &policy.layers {
         for (i, ex) in layer.file.examples.iter().enumerate() {
@@ -70,7 +70,7 @@ pub fn run(policy: &Policy, base: &Context) -> Vec<Outcome> {
             }
             let v = policy.evaluate(&action, &ctx);
             let rule_ok = ex.rule.as_ref().is_none_or(|r| *r == v.decided_by);
-            out.push(Outcome {
+            out.push(ExampleOutcome {
                 layer: layer.kind.as_str().to_string(),
                 index: i + 1,
                 action: describe(&action),

@@ -590,7 +590,7 @@ proptest! {
         let p = policy(&[(LayerKind::User, &u), (LayerKind::Project, &pr), (LayerKind::Managed, &m)]);
         let line = POOL[cmd];
         let v = shell(&p, line);
-        let analysis = airlock_shell::Analyzer::builtin().unwrap().analyse_full(line, true);
+        let analysis = airlock_shell::Analyser::builtin().unwrap().analyse_full(line, true);
         for layer in [LayerKind::Project, LayerKind::Managed] {
             for r in &p.layer(layer).unwrap().rules {
                 let airlock_policy::Matcher::Shell(pat) = &r.matcher else { continue };

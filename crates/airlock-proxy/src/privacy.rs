@@ -9,8 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use airlock_confirm::{Event, Origin};
-use airlock_ledger::canonical::sha256_hex;
+use airlock_confirm::Origin;
 use airlock_privacy::{Kind, Restorer, Scanner, Selection, StreamRestorer, Vault};
 use axum::body::Bytes;
 use axum::http::StatusCode;
@@ -83,14 +82,12 @@ impl PrivacyConfig {
     }
 }
 
-/// The compiled filter a proxy holds: the scanner and the salt of its receipts' hashes.
+/// The compiled filter a proxy holds. Its receipts are the broker's
+/// (`airlock_confirm::privacy`: the salted hashes, one salt per process for every surface).
 #[derive(Debug)]
 pub struct Filter {
     scanner: Scanner,
     secrets: SecretAction,
-    /// Random per process: a value's salted hash is the same within a run (a repeated leak is
-    /// visible) and cannot be guessed from the ledger by hashing candidates.
-    salt: [u8; 32],
 }
 
 /// Requests whose strings add up to more than this are scanned off the I/O threads.
@@ -108,22 +105,10 @@ impl Filter {
             return Ok(None);
         }
         let scanner = Scanner::builtin(&selection).map_err(|e| e.to_string())?;
-        let mut salt = [0u8; 32];
-        getrandom::fill(&mut salt)
-            .map_err(|e| format!("no randomness for the privacy salt: {e}"))?;
         Ok(Some(Filter {
             scanner,
             secrets: c.secrets,
-            salt,
         }))
-    }
-
-    /// A value's salted hash, as receipts record it.
-    pub fn salted(&self, value: &str) -> String {
-        let mut b = Vec::with_capacity(self.salt.len() + value.len());
-        b.extend_from_slice(&self.salt);
-        b.extend_from_slice(value.as_bytes());
-        sha256_hex(&b)
     }
 
     /// `body` (valid JSON) with every finding in its string values replaced, and the vault of
@@ -236,9 +221,12 @@ impl Proxy {
         }
         let refuse = filter.secrets == SecretAction::Refuse
             && vault.replaced().iter().any(|r| r.kind == Kind::Secret);
-        let event = receipt(&filter, who, "proxy", &vault, refuse);
+        let origin = Origin {
+            agent: who.agent.clone(),
+            session: who.session.clone(),
+        };
         self.broker
-            .record_event(&event)
+            .record_privacy(origin, "proxy", vault.replaced(), refuse)
             .await
             .map_err(ApiError::internal)?;
         if refuse {
@@ -262,34 +250,6 @@ impl Proxy {
             body: new.map(Bytes::from),
             restorer: vault.restorer(),
         })
-    }
-}
-
-/// The receipt of a filtered request: rule, kind and salted hash per value.
-pub fn receipt(filter: &Filter, who: &Who, surface: &str, vault: &Vault, refused: bool) -> Event {
-    Event::Privacy {
-        origin: Origin {
-            agent: who.agent.clone(),
-            session: who.session.clone(),
-        },
-        surface: surface.to_string(),
-        findings: vault
-            .replaced()
-            .iter()
-            .map(|r| {
-                let kind = match r.kind {
-                    Kind::Secret => "secret",
-                    Kind::Personal => "personal",
-                };
-                (
-                    r.rule.to_string(),
-                    kind.to_string(),
-                    filter.salted(&r.value),
-                )
-            })
-            .collect(),
-        handling: if refused { "refuse" } else { "placeholder" }.to_string(),
-        refused,
     }
 }
 

@@ -54,7 +54,7 @@ fn commands() -> (String, Vec<String>) {
 }
 
 fn bench(c: &mut Criterion) {
-    let analyzer = match airlock_shell::Analyzer::builtin() {
+    let analyser = match airlock_shell::Analyser::builtin() {
         Ok(a) => a,
         Err(e) => panic!("rule packs failed to load: {e}"),
     };
@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function(format!("{name}_{}_commands", cmds.len()), |b| {
         b.iter(|| {
             for cmd in &cmds {
-                black_box(analyzer.analyse(black_box(cmd)));
+                black_box(analyser.analyse(black_box(cmd)));
             }
         })
     });
@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
     ] {
         g.throughput(Throughput::Elements(1));
         g.bench_function(label, |b| {
-            b.iter(|| black_box(analyzer.analyse(black_box(cmd))))
+            b.iter(|| black_box(analyser.analyse(black_box(cmd))))
         });
     }
     g.finish();
@@ -97,20 +97,20 @@ criterion_group! {
 /// load hits many commands once rather than one command every time), and prints the median
 /// across commands of each command's median time.
 fn median_per_command(rounds: usize) {
-    let analyzer = match airlock_shell::Analyzer::builtin() {
+    let analyser = match airlock_shell::Analyser::builtin() {
         Ok(a) => a,
         Err(e) => panic!("rule packs failed to load: {e}"),
     };
     let (name, cmds) = commands();
     // warm-up: compiles every candidate regex once, as a long-running process would have
     for cmd in &cmds {
-        black_box(analyzer.analyse(cmd));
+        black_box(analyser.analyse(cmd));
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(rounds); cmds.len()];
     for _ in 0..rounds {
         for (i, cmd) in cmds.iter().enumerate() {
             let t = Instant::now();
-            black_box(analyzer.analyse(black_box(cmd)));
+            black_box(analyser.analyse(black_box(cmd)));
             times[i].push(t.elapsed());
         }
     }

@@ -61,21 +61,21 @@ pub struct Analysis {
 
 /// A compiled analyser: rule packs plus the walker's configuration.
 #[derive(Debug)]
-pub struct Analyzer {
+pub struct Analyser {
     rules: RuleSet,
 }
 
-static BUILTIN: OnceLock<Result<Analyzer, RuleError>> = OnceLock::new();
+static BUILTIN: OnceLock<Result<Analyser, RuleError>> = OnceLock::new();
 
-impl Analyzer {
+impl Analyser {
     pub fn new(rules: RuleSet) -> Self {
-        Analyzer { rules }
+        Analyser { rules }
     }
 
     /// The analyser with the built-in packs, compiled on first use.
-    pub fn builtin() -> Result<&'static Analyzer, &'static RuleError> {
+    pub fn builtin() -> Result<&'static Analyser, &'static RuleError> {
         BUILTIN
-            .get_or_init(|| RuleSet::builtin().map(Analyzer::new))
+            .get_or_init(|| RuleSet::builtin().map(Analyser::new))
             .as_ref()
     }
 
@@ -280,7 +280,7 @@ fn internal_error(what: &str) -> Assessment {
 
 /// Analyses one command line with the built-in rule packs.
 pub fn analyse(command: &str) -> Assessment {
-    match Analyzer::builtin() {
+    match Analyser::builtin() {
         Ok(a) => a.analyse(command),
         Err(e) => internal_error(&format!("the built-in rule packs failed to load ({e})")),
     }

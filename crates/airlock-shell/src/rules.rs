@@ -1102,7 +1102,7 @@ mod tests {
 
     #[test]
     fn the_prebuilt_keyword_indexes_are_what_new_builds() {
-        let set = crate::Analyzer::builtin().unwrap().rules();
+        let set = crate::Analyser::builtin().unwrap().rules();
         for on in Target::ALL {
             let built = KeywordIndex::new(
                 set.kinds[on.index()]
@@ -1161,7 +1161,7 @@ mod tests {
     /// (`\p{…}`, say); such a rule still works, through its Unicode regex, at full compile cost.
     #[test]
     fn builtin_rules_have_an_ascii_form_where_one_exists() {
-        let set = crate::Analyzer::builtin().unwrap().rules();
+        let set = crate::Analyser::builtin().unwrap().rules();
         let mut with = 0;
         for (r, s) in set.rules().iter().zip(BUILTIN_TABLE) {
             let parses = crate::prebuilt::ascii_hir(s.pattern(), None).is_some()
@@ -1205,7 +1205,7 @@ mod tests {
     /// every rule (whole command lines and their words).
     #[test]
     fn ascii_forms_agree_with_unicode_on_the_examples() {
-        let set = crate::Analyzer::builtin().unwrap().rules();
+        let set = crate::Analyser::builtin().unwrap().rules();
         let texts = ascii_example_texts();
         assert!(texts.len() > 1000, "{}", texts.len());
         let mut fired = 0;
@@ -1333,7 +1333,7 @@ mod tests {
         fn ascii_forms_agree_with_unicode_on_any_ascii_text(
             text in keyword_text(),
         ) {
-            let set = crate::Analyzer::builtin()
+            let set = crate::Analyser::builtin()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?
                 .rules();
             for r in set.rules() {
@@ -1370,7 +1370,7 @@ mod tests {
         ) {
             let text = pieces.concat();
             // one shared set, so each regex compiles once across all cases
-            let set = crate::Analyzer::builtin()
+            let set = crate::Analyser::builtin()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?
                 .rules();
             for on in Target::ALL {
@@ -1401,7 +1401,7 @@ mod tests {
             if upper {
                 text = text.to_ascii_uppercase();
             }
-            let set = crate::Analyzer::builtin()
+            let set = crate::Analyser::builtin()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?
                 .rules();
             for on in Target::ALL {

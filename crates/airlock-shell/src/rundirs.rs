@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 /// repeats, at most `MAX`.
 pub fn elsewhere(line: &str, cwd: &Path, home: Option<&str>) -> Vec<PathBuf> {
     const MAX: usize = 16;
-    let Ok(an) = crate::Analyzer::builtin() else {
+    let Ok(an) = crate::Analyser::builtin() else {
         return Vec::new();
     };
     let a = an.analyse_full(line, true);

@@ -330,8 +330,8 @@ fn reasons_carry_spans_into_the_input() {
 #[test]
 fn every_builtin_pattern_compiles() {
     // loading only checks syntax; compilation is lazy, so prove here that none fails
-    let analyzer = airlock_shell::Analyzer::builtin().unwrap();
-    for rule in analyzer.rules().rules() {
+    let analyser = airlock_shell::Analyser::builtin().unwrap();
+    for rule in analyser.rules().rules() {
         rule.compile_now().unwrap();
     }
 }
@@ -411,7 +411,7 @@ proptest! {
 
 #[test]
 fn analysis_lists_the_commands_it_found() {
-    let a = airlock_shell::Analyzer::builtin().unwrap();
+    let a = airlock_shell::Analyser::builtin().unwrap();
     let r = a.analyse_full("sudo nice git push origin main && ls -la | wc -l", true);
     let texts: Vec<&str> = r.commands.iter().map(|c| c.text.as_str()).collect();
     assert!(texts.contains(&"git push origin main"), "{texts:?}");

@@ -7,15 +7,15 @@
 use std::collections::HashSet;
 
 use airlock_core::{Assessment, Decision, ReasonCode};
-use airlock_shell::{Analyzer, analyse};
+use airlock_shell::{Analyser, analyse};
 use proptest::prelude::*;
 
-fn analyzer() -> &'static Analyzer {
-    Analyzer::builtin().unwrap()
+fn analyser() -> &'static Analyser {
+    Analyser::builtin().unwrap()
 }
 
 fn without(cmd: &str) -> Assessment {
-    analyzer().analyse_without_parse_fallback(cmd)
+    analyser().analyse_without_parse_fallback(cmd)
 }
 
 fn rules(a: &Assessment) -> Vec<&str> {

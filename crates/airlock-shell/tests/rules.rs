@@ -3,15 +3,15 @@
 //! must change nothing (the same rules fire with the prefilter off). A rule whose examples fail
 //! here would fail the same way in production, so the test names each failing line.
 
-use airlock_shell::Analyzer;
+use airlock_shell::Analyser;
 use std::collections::BTreeSet;
 
 fn ids(a: &airlock_core::Assessment) -> BTreeSet<String> {
     a.reasons.iter().map(|f| f.rule_id.clone()).collect()
 }
 
-fn analyzer() -> &'static Analyzer {
-    match Analyzer::builtin() {
+fn analyser() -> &'static Analyser {
+    match Analyser::builtin() {
         Ok(a) => a,
         Err(e) => panic!("built-in rule packs do not load: {e}"),
     }
@@ -19,7 +19,7 @@ fn analyzer() -> &'static Analyzer {
 
 #[test]
 fn every_match_example_reports_its_rule() {
-    let a = analyzer();
+    let a = analyser();
     let mut failures = Vec::new();
     for rule in a.rules().rules() {
         for ex in &rule.examples {
@@ -42,7 +42,7 @@ fn every_match_example_reports_its_rule() {
 
 #[test]
 fn no_not_match_example_reports_its_rule() {
-    let a = analyzer();
+    let a = analyser();
     let mut failures = Vec::new();
     for rule in a.rules().rules() {
         for ex in &rule.counter_examples {
@@ -62,7 +62,7 @@ fn no_not_match_example_reports_its_rule() {
 
 #[test]
 fn the_prefilter_hides_no_rule() {
-    let a = analyzer();
+    let a = analyser();
     let mut failures = Vec::new();
     for rule in a.rules().rules() {
         for ex in rule.examples.iter().chain(&rule.counter_examples) {
@@ -87,7 +87,7 @@ fn the_prefilter_hides_no_rule() {
 
 #[test]
 fn every_rule_is_documented_for_agent_and_reviewer() {
-    let a = analyzer();
+    let a = analyser();
     let mut failures = Vec::new();
     for rule in a.rules().rules() {
         if rule.counter_examples.is_empty() {

@@ -6,7 +6,7 @@
 //! assert_eq!(scan("How do I kill a Python process?", Direction::User).verdict, TextVerdict::Clean);
 //! ```
 //!
-//! The pipeline: [`normalize`] (invisible characters, NFKC, confusables, spacing, leetspeak),
+//! The pipeline: [`normalise`] (invisible characters, NFKC, confusables, spacing, leetspeak),
 //! [`decode`] (embedded base64 / hex / URL-encoding / rot13), data-driven [`rules`] behind an
 //! Aho-Corasick prefilter, and a small hashed n-gram logistic [`model`] with committed weights.
 
@@ -18,7 +18,7 @@ pub mod flags;
 mod keyword_table;
 pub mod lang;
 pub mod model;
-pub mod normalize;
+pub mod normalise;
 pub mod plan;
 pub mod prebuilt;
 pub mod reach;

@@ -54,7 +54,7 @@ pub fn hit(label: Label, r: &ScanResult) -> bool {
 /// One row of the leave-one-out table: a corpus (or for a language group, the group) and
 /// label inside a left-out group.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct LosoOutcome {
     pub group: String,
     /// The eval name of the corpus; for a language group, the group's name.
     pub corpus: String,
@@ -72,7 +72,7 @@ pub fn leave_one_out(
     cfg: &Config,
     scanner: &mut Scanner,
     mut progress: impl FnMut(&Group),
-) -> Vec<Outcome> {
+) -> Vec<LosoOutcome> {
     let all: Vec<&Sample> = samples.iter().collect();
     // A group none of whose texts trains or calibrates gets the model trained on everything
     // (training is deterministic, so leaving out nothing gives the same bytes).
@@ -107,11 +107,11 @@ pub fn leave_one_out(
             let corpus = if language_group { &g.name } else { &s.corpus };
             let row = match out[first..]
                 .iter()
-                .position(|o: &Outcome| &o.corpus == corpus && o.label == s.label)
+                .position(|o: &LosoOutcome| &o.corpus == corpus && o.label == s.label)
             {
                 Some(p) => &mut out[first + p],
                 None => {
-                    out.push(Outcome {
+                    out.push(LosoOutcome {
                         group: g.name.clone(),
                         corpus: corpus.clone(),
                         direction: Some(s.direction),

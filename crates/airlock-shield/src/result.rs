@@ -82,7 +82,9 @@ pub enum Source {
     /// The text as given.
     Raw,
     /// The normalised text (span mapped back to the input).
-    Normalized,
+    // the wire keeps the spelling receipts and clients already read
+    #[serde(rename = "normalized")]
+    Normalised,
     /// Text spelled with invisible tag characters.
     Hidden,
     /// A base64 segment (span of the segment).

@@ -623,13 +623,13 @@ impl RuleSet {
     /// True when the scan finds rule `r` in `text` (raw or normalised), through the prefilter
     /// and the keyword windows: the check that neither hides a rule's examples.
     pub fn example_matches(&self, r: usize, text: &str) -> bool {
-        let norm = crate::normalize::normalize(text);
+        let norm = crate::normalise::normalise(text);
         [text, norm.text.as_ref()].iter().any(|t| self.finds(t, r))
     }
 
     /// True when rule `r`'s pattern matches `text` in any form, prefilter or not.
     pub fn pattern_matches(&self, r: usize, text: &str) -> bool {
-        let norm = crate::normalize::normalize(text);
+        let norm = crate::normalise::normalise(text);
         self.rules[r]
             .regex()
             .is_some_and(|re| re.is_match(text) || re.is_match(&norm.text))
@@ -665,7 +665,7 @@ impl RuleSet {
     /// windows) finds them neither in `text` nor in its normalised form, the two forms the
     /// scanner reads (must always be empty; the tests run it over real corpora).
     pub fn hidden_by_prefilter(&self, text: &str) -> Vec<usize> {
-        let norm = crate::normalize::normalize(text);
+        let norm = crate::normalise::normalise(text);
         (0..self.rules.len())
             .filter(|&r| {
                 self.rules[r].regex().is_some_and(|re| re.is_match(text))

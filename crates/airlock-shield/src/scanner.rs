@@ -10,7 +10,7 @@ use crate::crisis::CrisisResponse;
 use crate::decode;
 use crate::flags::Flags;
 use crate::model::{Model, sigmoid};
-use crate::normalize::{normalize, normalize_checked, prescan_features};
+use crate::normalise::{normalise, normalise_checked, prescan_features};
 use crate::result::{
     CrisisAdvice, Direction, Match, ScanResult, Source, Span, TextVerdict, round3,
 };
@@ -135,7 +135,7 @@ impl Scanner {
             prescan_features(text.as_bytes(), dir == Direction::User, |u, b| {
                 scorer.push(u, b)
             });
-        let scored = scored && crate::normalize::FAST_PATHS;
+        let scored = scored && crate::normalise::FAST_PATHS;
         // Token soup is evidence in a person's message only (see `Flags::evidence`), so tool
         // text is not searched for it. When the prescan read the whole text it also found
         // whether the text holds one of soup's rare shapes, so soup's own first pass is spared.
@@ -149,7 +149,7 @@ impl Scanner {
         if dir == Direction::User && soup() {
             flags |= Flags::TOKEN_SOUP;
         }
-        let stretch = if crate::normalize::FAST_PATHS {
+        let stretch = if crate::normalise::FAST_PATHS {
             pre.stretch
         } else {
             None
@@ -167,7 +167,7 @@ impl Scanner {
             );
         });
 
-        let norm = normalize_checked(text, pre.fast);
+        let norm = normalise_checked(text, pre.fast);
         flags |= norm.flags;
         let mut logit = f32::NEG_INFINITY;
         if norm.changed() {
@@ -177,7 +177,7 @@ impl Scanner {
                     &mut ev,
                     h.rule,
                     Span { start: s, end: e },
-                    Source::Normalized,
+                    Source::Normalised,
                     &norm.text[h.start..h.end],
                 );
             });
@@ -190,7 +190,7 @@ impl Scanner {
         logit = logit.max(text_logit);
 
         if let Some(hidden) = &norm.hidden {
-            let hn = normalize(hidden);
+            let hn = normalise(hidden);
             let whole = Span {
                 start: 0,
                 end: text.len(),
@@ -220,7 +220,7 @@ impl Scanner {
                     start: seg.start,
                     end: seg.end,
                 };
-                let dn = normalize(&seg.text);
+                let dn = normalise(&seg.text);
                 self.rules.scan(&dn.text, dir, |h| {
                     self.record(&mut ev, h.rule, span, source, &dn.text[h.start..h.end]);
                 });

@@ -322,7 +322,7 @@ fn prefilter_never_hides_a_rule_on_the_corpora() {
     let set = airlock_shield::builtin().unwrap().rules();
     let mut problems = std::collections::BTreeSet::new();
     for t in &texts {
-        let norm = airlock_shield::normalize::normalize(t);
+        let norm = airlock_shield::normalise::normalise(t);
         for form in [t.as_str(), norm.text.as_ref()] {
             for r in set.hidden_by_prefilter(form) {
                 problems.insert(set.rules[r].id.clone());

@@ -1,8 +1,12 @@
 //! Test support shared by airlock's crates: a fresh PostgreSQL schema or database per test, so
-//! tests on one server never see each other's rows. Panics are the point here (a test that
+//! tests on one server never see each other's rows, and (feature `gateway`, [`gateway`]) a real
+//! REST gateway over a real broker on loopback. Panics are the point here (a test that
 //! cannot set up must fail loudly), so this crate allows `unwrap`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[cfg(feature = "gateway")]
+pub mod gateway;
 
 /// The test server when `AIRLOCK_TEST_DATABASE_URL` is not set.
 pub const DEFAULT_PG: &str = "postgres://postgres@127.0.0.1:5432/test";

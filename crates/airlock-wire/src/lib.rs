@@ -1,5 +1,6 @@
 //! airlock's wire vocabulary: what crosses a process boundary and must read the same on both
-//! sides — what clients send ([`ActionRequest`], [`ScanRequest`]) and the daemon's answers
+//! sides — what clients send ([`ActionRequest`], [`ScanRequest`], [`OutputRequest`],
+//! [`PrivacyRequest`]) and the daemon's answers
 //! ([`ActionAnswer`], [`ErrorBody`]), which the server and the hook, the CLI and the tests
 //! share; the names agents give their shell tools and how a
 //! shell tool's command is found in its arguments, shared by the hook, the proxy and the MCP
@@ -14,6 +15,7 @@ pub mod tools;
 
 pub use answer::{ActionAnswer, ActionStatus, ErrorBody, ErrorDetail};
 pub use request::{
-    ACTION_KINDS, ActionRequest, RequestError, ScanDirection, ScanRecord, ScanRequest,
+    ACTION_KINDS, ActionRequest, OutputRequest, PrivacyRequest, RequestError, ScanDirection,
+    ScanRecord, ScanRequest,
 };
 pub use tools::{SHELL_COMMAND_ARGUMENTS, SHELL_TOOLS, is_shell_tool, shell_command};

@@ -1,9 +1,10 @@
 //! What clients send the daemon: [`ActionRequest`] (`POST /v1/actions`: one action with the
-//! session it belongs to) and [`ScanRequest`] (`POST /v1/scan`: a text to scan, optionally
-//! recorded). The hook and the CLI build these types and the gateway reads them, so a renamed
-//! field breaks the build, not a client. `docs/wire/action-request.schema.json` and
-//! `docs/wire/scan-request.schema.json` describe them for clients in other languages (the Hermes
-//! plugin); tests here keep each schema and its type together.
+//! session it belongs to), [`ScanRequest`] (`POST /v1/scan`: a text to scan, optionally
+//! recorded), [`OutputRequest`] (`POST /v1/outputs`: a tool's output to check and record) and
+//! [`PrivacyRequest`] (`POST /v1/privacy`: a value whose secrets are replaced and recorded). The
+//! hook and the CLI build these types and the gateway reads them, so a renamed field breaks the
+//! build, not a client. `docs/wire/*-request.schema.json` describe them for clients in other
+//! languages (the Hermes plugin); tests here keep each schema and its type together.
 
 use airlock_core::Action;
 use serde::{Deserialize, Serialize};
@@ -180,6 +181,34 @@ pub struct ScanRecord {
     pub handling: Option<String>,
 }
 
+/// A tool's output to check against the output schema the daemon's policy declares for the
+/// tool, and to record (`POST /v1/outputs`). The MCP gateway of `airlock mcp` sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputRequest {
+    pub session: String,
+    /// The tool as the policy names it (`mcp__<server>__<tool>`).
+    pub tool: String,
+    /// The output the schema is checked against (an MCP result's `structuredContent`, …).
+    pub output: Value,
+    /// The working directory whose project policy applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// A JSON value bound for a remote model whose secrets the daemon replaces by typed
+/// placeholders and records (`POST /v1/privacy`): an MCP server's sampling request, which the
+/// MCP gateway of `airlock mcp` sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacyRequest {
+    pub session: String,
+    /// Where the value is going (for example `mcp:github:sampling`).
+    pub surface: String,
+    /// The value: every string in it is scanned.
+    pub value: Value,
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -191,6 +220,8 @@ mod tests {
     fn schema(name: &str) -> Value {
         let text = match name {
             "action" => include_str!("../../../docs/wire/action-request.schema.json"),
+            "output" => include_str!("../../../docs/wire/output-request.schema.json"),
+            "privacy" => include_str!("../../../docs/wire/privacy-request.schema.json"),
             _ => include_str!("../../../docs/wire/scan-request.schema.json"),
         };
         serde_json::from_str(text).unwrap()
@@ -301,6 +332,55 @@ mod tests {
         assert!(
             serde_json::from_value::<ScanRequest>(
                 json!({"text": "x", "record": {"session": "s", "source": "t", "x": 1}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_output_request_schema_is_the_type() {
+        let s = schema("output");
+        let mut req = OutputRequest {
+            session: "s".into(),
+            tool: "mcp__w__now".into(),
+            output: json!({"t": 1}),
+            cwd: None,
+        };
+        assert_eq!(
+            keys(&serde_json::to_value(&req).unwrap()),
+            strings(&s["required"])
+        );
+        req.cwd = Some("/w".into());
+        let v = serde_json::to_value(&req).unwrap();
+        assert_eq!(keys(&v), keys(&s["properties"]));
+        assert_eq!(s["additionalProperties"], json!(false));
+        let back: OutputRequest = serde_json::from_value(v).unwrap();
+        assert_eq!(back, req);
+        assert!(
+            serde_json::from_value::<OutputRequest>(
+                json!({"session": "s", "tool": "t", "output": 1, "x": 1})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_privacy_request_schema_is_the_type() {
+        let s = schema("privacy");
+        let req = PrivacyRequest {
+            session: "s".into(),
+            surface: "mcp:w:sampling".into(),
+            value: json!({"messages": []}),
+        };
+        let v = serde_json::to_value(&req).unwrap();
+        assert_eq!(keys(&v), strings(&s["required"]));
+        assert_eq!(keys(&v), keys(&s["properties"]));
+        assert_eq!(s["additionalProperties"], json!(false));
+        let back: PrivacyRequest = serde_json::from_value(v).unwrap();
+        assert_eq!(back, req);
+        assert!(
+            serde_json::from_value::<PrivacyRequest>(
+                json!({"session": "s", "surface": "t", "value": 1, "x": 1})
             )
             .is_err()
         );

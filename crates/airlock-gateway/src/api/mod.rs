@@ -11,6 +11,7 @@ mod links;
 pub(crate) mod mcp_pins;
 mod meta;
 mod output;
+mod privacy;
 mod scan;
 mod tokens;
 
@@ -42,6 +43,7 @@ pub fn register(r: Routes) -> Routes {
         .add(&["POST"], "/v1/grants/{id}/revoke", post(grants::revoke))
         .add(&["POST"], "/v1/scan", post(scan::scan))
         .add(&["POST"], "/v1/outputs", post(output::check))
+        .add(&["POST"], "/v1/privacy", post(privacy::replace))
         .add(
             &["GET", "POST"],
             "/v1/crisis",

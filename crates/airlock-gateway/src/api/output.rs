@@ -3,28 +3,15 @@
 //! T3). The drift found is the daemon's own, never one the caller claims; the caller (the MCP
 //! gateway of `airlock mcp wrap`) withholds or flags the output as the answer says.
 
+use airlock_wire::OutputRequest;
 use axum::Json;
 use axum::extract::State;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::state::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutputRequest {
-    pub session: String,
-    /// The tool as the policy names it (`mcp__<server>__<tool>`).
-    pub tool: String,
-    /// The output the schema is checked against (an MCP result's `structuredContent`, …).
-    pub output: Value,
-    /// The working directory whose project policy applies.
-    #[serde(default)]
-    pub cwd: Option<String>,
-}
 
 pub async fn check(
     State(st): State<AppState>,

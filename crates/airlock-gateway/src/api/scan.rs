@@ -1,9 +1,10 @@
 //! `POST /v1/scan`: airlock-shield's verdict on a text flowing into an agent (a person's
 //! message or a tool's output). Any role may scan. With `record`, the daemon also appends the
 //! verdict it found (never one the caller claims) as a receipt, by the text's hash, and returns
-//! its id: the MCP gateway records what it scanned this way. A crisis verdict on a person's
-//! text (`direction: user`) with `record` also puts the session in crisis mode
-//! (`session_crisis: true` in the answer).
+//! its id: the MCP gateway records what it scanned this way. A crisis verdict with `record`
+//! also puts the session in crisis mode (`session_crisis: true` in the answer), whichever the
+//! direction: a text recorded here reaches the model or the person (a person's message, an MCP
+//! server's answer or sampling request), and crisis mode only puts decisions to a person.
 //!
 //! The answer also carries the policy's `[text]` handling (`text_handling`: `jailbreak` is
 //! `annotate` or `block`, `injection` `annotate` or `withhold`), so a client that acts on the
@@ -75,28 +76,14 @@ pub async fn scan(
             agent: caller.name.clone(),
             session: spec.session.clone(),
         };
-        // a crisis in a person's text puts the session in crisis mode
-        if dir == Direction::User && result.verdict.is_crisis() {
-            let rule = result.first_rule("crisis.");
-            st.broker
-                .mark_crisis(&origin, &format!("scan:{}", spec.source), &rule)
-                .await?;
+        let recorded = st
+            .broker
+            .record_scan(origin, &spec.source, dir, &text, &result, &handling)
+            .await?;
+        if recorded.session_crisis {
             out["session_crisis"] = Value::Bool(true);
         }
-        let event = airlock_confirm::Event::scan(
-            origin,
-            &spec.source,
-            dir,
-            &text,
-            result.verdict,
-            &handling,
-        );
-        let id = st
-            .broker
-            .record_event(&event)
-            .await
-            .map_err(ApiError::internal)?;
-        out["receipt"] = Value::String(id);
+        out["receipt"] = Value::String(recorded.receipt);
     }
     Ok(Json(out))
 }

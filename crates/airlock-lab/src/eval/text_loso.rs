@@ -7,7 +7,7 @@
 
 use airlock_shield::Scanner;
 use airlock_shield::corpus::{Label, Sample};
-use airlock_shield::loso::{Outcome, leave_one_out};
+use airlock_shield::loso::{LosoOutcome, leave_one_out};
 use airlock_shield::train::Config;
 use anyhow::Result;
 
@@ -50,7 +50,7 @@ pub(super) fn run(samples: &[Sample], floors: &FloorFile, markdown: bool) -> Res
     check_floors(&as_rows, &min, &max)
 }
 
-fn print_loso(rows: &[Outcome], markdown: bool) {
+fn print_loso(rows: &[LosoOutcome], markdown: bool) {
     if markdown {
         println!("| left out | corpus | dir | label | n | metric | value | 95% CI |");
         println!("|---|---|---|---|---:|---|---:|---|");

@@ -151,7 +151,8 @@ fn write_out(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     }
 }
 
-enum Verdict {
+/// What `ledger verify` found intact: a whole log (its report) or one proof (its anchor).
+enum Verified {
     Log(VerifyReport),
     Proof(String),
 }
@@ -160,11 +161,11 @@ enum Verdict {
 async fn verify_store(
     db: Db,
     witness: &Path,
-) -> Result<std::result::Result<Verdict, airlock_ledger::LedgerError>> {
+) -> Result<std::result::Result<Verified, airlock_ledger::LedgerError>> {
     let r = audit::verify_full(&db, Some(witness), Some(&record::payload_matches)).await;
     db.close().await;
     match r {
-        Ok(rep) => Ok(Ok(Verdict::Log(rep))),
+        Ok(rep) => Ok(Ok(Verified::Log(rep))),
         Err(airlock_store::StoreError::Ledger(e)) => Ok(Err(e)),
         Err(e) => Err(e.into()),
     }
@@ -206,11 +207,11 @@ async fn verify(
 
 /// Prints a verification's outcome; the exit code.
 fn report(
-    result: std::result::Result<Verdict, airlock_ledger::LedgerError>,
+    result: std::result::Result<Verified, airlock_ledger::LedgerError>,
     json: bool,
 ) -> Result<u8> {
     match result {
-        Ok(Verdict::Log(rep)) => {
+        Ok(Verified::Log(rep)) => {
             if json {
                 println!(
                     "{}",
@@ -250,7 +251,7 @@ fn report(
             }
             Ok(super::EXIT_ALLOW)
         }
-        Ok(Verdict::Proof(anchor)) => {
+        Ok(Verified::Proof(anchor)) => {
             if json {
                 println!("{}", serde_json::json!({"ok": true, "anchor": anchor}));
             } else {
@@ -287,16 +288,16 @@ fn read_head(p: &Path) -> Result<Vec<u8>> {
     Ok(buf[first..].to_vec())
 }
 
-fn verify_pack(dir: &Path) -> Result<std::result::Result<Verdict, airlock_ledger::LedgerError>> {
+fn verify_pack(dir: &Path) -> Result<std::result::Result<Verified, airlock_ledger::LedgerError>> {
     let manifest = read_bounded(&dir.join(pack::MANIFEST), pack::MAX_MANIFEST_BYTES as u64)?;
     Ok(pack::verify(&manifest, |name| {
         std::fs::read(dir.join(name))
             .map_err(|e| airlock_ledger::LedgerError::BadPack(format!("{name}: {e}")))
     })
-    .map(Verdict::Log))
+    .map(Verified::Log))
 }
 
-fn verify_proof(p: &Path) -> Result<std::result::Result<Verdict, airlock_ledger::LedgerError>> {
+fn verify_proof(p: &Path) -> Result<std::result::Result<Verified, airlock_ledger::LedgerError>> {
     let bytes = read_bounded(p, airlock_ledger::merkle::MAX_PROOF_BYTES as u64)?;
     let v: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
@@ -309,11 +310,11 @@ fn verify_proof(p: &Path) -> Result<std::result::Result<Verdict, airlock_ledger:
     Ok(if v.get("receipt").is_some() {
         InclusionDoc::parse(&bytes)
             .and_then(|d| d.verify())
-            .map(Verdict::Proof)
+            .map(Verified::Proof)
     } else {
         ConsistencyDoc::parse(&bytes)
             .and_then(|d| d.verify())
-            .map(Verdict::Proof)
+            .map(Verified::Proof)
     })
 }
 

@@ -18,15 +18,16 @@ use airlock_confirm::PolicyProvider;
 use airlock_confirm::pins;
 use airlock_mcp::{
     Call, CallRuling, Decider, Gateway, McpConfig, OutputCall, OutputRuling, ScanCall, Scanned,
-    gate,
+    SecretsCall, SecretsRuling, gate,
 };
 use airlock_policy::Policy;
 use airlock_store::{Db, StoreOptions};
 use airlock_wire::{
-    ActionAnswer, ActionRequest, ActionStatus, ScanDirection, ScanRecord, ScanRequest,
+    ActionAnswer, ActionRequest, ActionStatus, OutputRequest, PrivacyRequest, ScanDirection,
+    ScanRecord, ScanRequest,
 };
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::daemon::{Client, Endpoint};
 
@@ -447,16 +448,53 @@ impl Decider for DaemonDecider {
             .await
             .map_err(|e| format!("{e:#}"))
     }
+
+    async fn secrets(&self, call: SecretsCall) -> Result<SecretsRuling, String> {
+        let Some(client) = &self.client else {
+            return Err("airlock's daemon is not running".into());
+        };
+        secrets_remote(client, call)
+            .await
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// Asks the daemon to replace the secrets in a sampling request and record them
+/// (`POST /v1/privacy`): what is replaced is the daemon's own finding, and a receipt before
+/// the request goes on.
+async fn secrets_remote(client: &Client, call: SecretsCall) -> Result<SecretsRuling> {
+    let body = serde_json::to_value(PrivacyRequest {
+        session: call.session,
+        surface: call.surface,
+        value: call.value,
+    })?;
+    let out = client
+        .post("/v1/privacy", &body, Duration::from_secs(30))
+        .await?;
+    let rules: Vec<String> =
+        serde_json::from_value(out["rules"].clone()).context("the daemon's rule ids")?;
+    if rules.is_empty() {
+        return Ok(SecretsRuling { value: None, rules });
+    }
+    if out["receipt"].as_str().is_none_or(str::is_empty) || out["value"].is_null() {
+        anyhow::bail!("the daemon replaced secrets but did not record them");
+    }
+    Ok(SecretsRuling {
+        value: Some(out["value"].clone()),
+        rules,
+    })
 }
 
 /// Asks the daemon to check a tool result against its output contract and record it
 /// (`POST /v1/outputs`): the drift is the daemon's own finding, and a receipt before the
 /// result goes on.
 async fn output_remote(client: &Client, call: &OutputCall) -> Result<OutputRuling> {
-    let mut body = json!({"session": call.session, "tool": call.tool, "output": call.output});
-    if let Some(cwd) = &call.cwd {
-        body["cwd"] = json!(cwd);
-    }
+    let body = serde_json::to_value(OutputRequest {
+        session: call.session.clone(),
+        tool: call.tool.clone(),
+        output: call.output.clone(),
+        cwd: call.cwd.clone(),
+    })?;
     let out = client
         .post("/v1/outputs", &body, Duration::from_secs(30))
         .await?;

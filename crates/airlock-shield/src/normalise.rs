@@ -14,7 +14,7 @@ use crate::flags::Flags;
 
 /// The normalised form of one text.
 #[derive(Debug, Clone)]
-pub struct Normalized<'a> {
+pub struct Normalised<'a> {
     /// The normalised text (borrowed when nothing changed).
     pub text: Cow<'a, str>,
     /// For each byte of `text`, the byte offset in the input it came from (`None` when borrowed).
@@ -25,7 +25,7 @@ pub struct Normalized<'a> {
     pub hidden: Option<String>,
 }
 
-impl Normalized<'_> {
+impl Normalised<'_> {
     /// Maps a byte range of the normalised text back to `input` (always on char boundaries).
     pub fn to_input_span(&self, start: usize, end: usize, input: &str) -> (usize, usize) {
         let n = input.len();
@@ -54,8 +54,8 @@ impl Normalized<'_> {
 }
 
 /// Normalises `input`.
-pub fn normalize(input: &str) -> Normalized<'_> {
-    normalize_checked(input, fast_path_ok(input.as_bytes()))
+pub fn normalise(input: &str) -> Normalised<'_> {
+    normalise_checked(input, fast_path_ok(input.as_bytes()))
 }
 
 /// Whether the fast paths may be taken: not under `--cfg airlock_reference`, which runs every
@@ -64,9 +64,9 @@ pub fn normalize(input: &str) -> Normalized<'_> {
 pub(crate) const FAST_PATHS: bool = !cfg!(airlock_reference);
 
 /// Normalises `input` whose fast-path check (from [`prescan`]) answered `fast`.
-pub fn normalize_checked(input: &str, fast: bool) -> Normalized<'_> {
+pub fn normalise_checked(input: &str, fast: bool) -> Normalised<'_> {
     if fast && FAST_PATHS {
-        return Normalized {
+        return Normalised {
             text: Cow::Borrowed(input),
             map: None,
             flags: Flags::empty(),
@@ -500,7 +500,7 @@ fn invisible_kind(c: char) -> Option<Flags> {
     }
 }
 
-fn slow(input: &str) -> Normalized<'_> {
+fn slow(input: &str) -> Normalised<'_> {
     let mut flags = Flags::empty();
     let mut hidden = String::new();
     let mut latin = 0usize;
@@ -603,7 +603,17 @@ fn slow(input: &str) -> Normalized<'_> {
         text.push(c);
         map.extend(std::iter::repeat_n(o, text.len() - before));
     }
-    Normalized {
+    // Nothing changed: the input itself, as the fast path answers (so `changed` means the same
+    // on both paths, and the rules are not run twice over the same text).
+    if text == input {
+        return Normalised {
+            text: Cow::Borrowed(input),
+            map: None,
+            flags,
+            hidden: (!hidden.is_empty()).then_some(hidden),
+        };
+    }
+    Normalised {
         text: Cow::Owned(text),
         map: Some(map),
         flags,
@@ -776,7 +786,7 @@ mod tests {
     use super::*;
 
     fn norm(s: &str) -> String {
-        normalize(s).text.into_owned()
+        normalise(s).text.into_owned()
     }
 
     #[test]
@@ -973,7 +983,7 @@ mod tests {
 
     #[test]
     fn ascii_prose_is_borrowed() {
-        let n = normalize("The build failed at 3 pm; rerun it with --verbose, please.");
+        let n = normalise("The build failed at 3 pm; rerun it with --verbose, please.");
         assert!(!n.changed());
         assert!(n.flags.is_empty());
     }
@@ -986,7 +996,7 @@ mod tests {
         );
         assert_eq!(norm("k1ll mys3lf"), "kill myself");
         assert_eq!(norm("ki11 myself"), "kill myself");
-        assert!(normalize("k!ll").flags.contains(Flags::LEETSPEAK));
+        assert!(normalise("k!ll").flags.contains(Flags::LEETSPEAK));
         assert_eq!(norm("stop! now"), "stop! now");
     }
 
@@ -999,10 +1009,10 @@ mod tests {
 
     #[test]
     fn invisibles_are_stripped_and_flagged() {
-        let n = normalize("ig\u{200B}nore previous");
+        let n = normalise("ig\u{200B}nore previous");
         assert_eq!(n.text, "ignore previous");
         assert!(n.flags.contains(Flags::ZERO_WIDTH));
-        let n = normalize("abc\u{202E}def");
+        let n = normalise("abc\u{202E}def");
         assert!(n.flags.contains(Flags::BIDI));
     }
 
@@ -1013,7 +1023,7 @@ mod tests {
             .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
             .collect();
         let input = format!("hello{tags}");
-        let n = normalize(&input);
+        let n = normalise(&input);
         assert_eq!(n.text, "hello");
         assert_eq!(n.hidden.as_deref(), Some("hi"));
         assert!(n.flags.contains(Flags::TAG_CHARS));
@@ -1034,14 +1044,14 @@ mod tests {
 
     #[test]
     fn emoji_joiners_are_not_flagged() {
-        let n = normalize("family 👨\u{200D}👩\u{200D}👧");
+        let n = normalise("family 👨\u{200D}👩\u{200D}👧");
         assert!(!n.flags.contains(Flags::ZERO_WIDTH));
     }
 
     #[test]
     fn spans_map_back() {
         let input = "x\u{200B}ignore";
-        let n = normalize(input);
+        let n = normalise(input);
         let at = n.text.find("ignore").unwrap();
         let (s, e) = n.to_input_span(at, at + 6, input);
         assert_eq!(&input[s..e], "ignore");

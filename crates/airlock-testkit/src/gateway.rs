@@ -1,5 +1,6 @@
-//! Test helpers: a real gateway over a real broker (SQLite in a temporary directory, or a
-//! fresh PostgreSQL schema), served on 127.0.0.1:0, and a reqwest client.
+//! A real gateway over a real broker (SQLite in a temporary directory, or a fresh PostgreSQL
+//! schema), served on 127.0.0.1:0, and a reqwest client: the gateway's own tests use it, and so
+//! do the tests of every surface that asks a daemon (the MCP gateway's). Feature `gateway`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use airlock_policy::Policy;
 use airlock_store::{Ledger, LedgerConfig, StoreOptions};
 use serde_json::Value;
 
-pub use airlock_testkit::PgSchema;
+pub use crate::PgSchema;
 
 pub struct Server {
     pub url: String,
