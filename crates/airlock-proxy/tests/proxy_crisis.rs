@@ -313,7 +313,10 @@ async fn a_spanish_reply_with_method_details_is_replaced_by_the_spanish_response
             !seen.contains("150 mg") && !seen.contains("40 pastillas"),
             "{stream}: {seen}"
         );
-        assert!(seen.contains("024"), "Spain's line in the Spanish response: {seen}");
+        assert!(
+            seen.contains("024"),
+            "Spain's line in the Spanish response: {seen}"
+        );
     }
     let replaced = h
         .receipts()
