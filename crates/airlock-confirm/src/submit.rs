@@ -56,27 +56,23 @@ impl Broker {
             .hash()
             .map(str::to_string)
             .unwrap_or_else(|_| fallback_hash());
-        // hosts a person approved an upload to are known from then on (only looked up when
-        // the policy checks hosts at all)
         // the hosts the project's own files name, read only for an action that may upload
         // (the daemon runs where the agent does: `cwd` is a directory of this machine)
-        let project_hosts = if airlock_policy::may_upload(&s.action) {
-            let (cwd, action) = (cwd.clone(), s.action.clone());
-            // a bounded walk of the project's files: off the async threads
-            tokio::task::spawn_blocking(move || {
-                Context {
-                    cwd,
-                    ..Context::default()
-                }
-                .with_project_hosts(&action)
-                .project_hosts
-            })
-            .await
-            // a walk that failed knows no host: every upload asks
-            .unwrap_or(Some(Vec::new()))
-        } else {
-            None
+        let project_hosts = match cwd.as_deref() {
+            Some(c) if c.starts_with('/') && airlock_policy::may_upload(&s.action) => {
+                let dir = std::path::PathBuf::from(c);
+                // a bounded walk of the project's files: off the async threads
+                tokio::task::spawn_blocking(move || {
+                    airlock_policy::project_hosts::project_hosts(&dir)
+                })
+                .await
+                // a walk that failed knows no host: every upload asks
+                .unwrap_or(Some(Vec::new()))
+            }
+            _ => None,
         };
+        // hosts a person approved an upload to are known from then on (only looked up when
+        // the policy checks hosts at all)
         let known_hosts = if policy.settings.known_hosts.is_empty() && project_hosts.is_none() {
             Vec::new()
         } else {
